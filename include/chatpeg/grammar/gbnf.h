@@ -1,0 +1,47 @@
+// GBNF (llama.cpp's grammar format) reader and recognizer. The reader turns text into a
+// gbnf_grammar (syntax errors carry line:column); the recognizer answers whether the grammar
+// accepts a whole string (or a prefix of an acceptable string) and, if not, at which byte it
+// failed. It is a general context-free recognizer (Earley), so it decides membership for any
+// GBNF, including ambiguous grammars — this is what lets us prove that exported grammars
+// accept what the PEG parser accepts.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "chatpeg/base/result.h"
+
+namespace chatpeg::grammar {
+
+class gbnf_grammar;  // opaque, immutable after parse_gbnf; shareable across threads
+
+struct gbnf_parse_options {
+  std::string root = "root";
+  std::size_t max_rules = 100000;
+};
+
+base::result<std::shared_ptr<const gbnf_grammar>> parse_gbnf(std::string_view text,
+                                                             const gbnf_parse_options& options = {});
+
+struct recognize_options {
+  bool allow_prefix = false;          // accept input that a longer input could complete
+  std::uint64_t max_items = 50000000;  // bound on Earley items (limit_exceeded beyond)
+};
+
+struct recognize_result {
+  bool accepted = false;
+  std::size_t fail_offset = 0;  // when rejected: first byte that could not be consumed
+                                // (input size when the input ended too early)
+  std::string expected;         // when rejected: what the grammar allowed there
+};
+
+// Limits and invalid UTF-8 in input are reported through the result error.
+base::result<recognize_result> recognize(const gbnf_grammar& g, std::string_view input,
+                                         const recognize_options& options = {});
+
+// Statistics for CLI output and tests.
+std::size_t gbnf_rule_count(const gbnf_grammar& g);
+
+}  // namespace chatpeg::grammar

@@ -1,0 +1,42 @@
+// JSON Schema → typed PEG subtree (and, through peg::export_gbnf, GBNF). Supports type
+// (incl. type arrays), enum, const, properties/required/additionalProperties, items,
+// prefixItems, min/maxItems, min/maxLength, anyOf/oneOf, allOf of objects, $ref/$defs
+// (recursion too). Keywords it cannot enforce are accepted loosely and reported as
+// warnings, never an error or a crash.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "chatpeg/base/result.h"
+#include "chatpeg/json/json.h"
+#include "chatpeg/peg/builder.h"
+
+namespace chatpeg::grammar {
+
+struct schema_warning {
+  std::string path;     // JSON path inside the schema ("$.properties.x.pattern")
+  std::string message;  // "keyword 'pattern' is not enforced"
+};
+
+struct schema_options {
+  std::string name = "schema";  // prefix of the rule names this schema creates
+  // Tagged argument formats: a string-typed value is written raw (not as a JSON string).
+  // When set, string-typed positions match raw_value instead of a JSON string, and
+  // non-string alternatives must be followed by raw_terminator (a lookahead, not consumed).
+  bool raw = false;
+  peg::parser raw_value{};
+  peg::parser raw_terminator{};
+  std::size_t max_depth = 64;      // nesting of schemas; deeper is limit_exceeded
+  std::size_t max_nodes = 200000;  // grammar nodes one schema may create
+};
+
+struct compiled_schema {
+  peg::parser parser;  // a peg::nodes::schema node wrapping the typed subtree
+  std::vector<schema_warning> warnings;
+};
+
+base::result<compiled_schema> compile_schema(peg::builder& b, const json::value& schema,
+                                             const schema_options& options = {});
+
+}  // namespace chatpeg::grammar

@@ -1,0 +1,114 @@
+// Builds a peg::grammar. Combinators return `parser` handles (a node id bound to its
+// builder); operators compose them: a + b (sequence), a | b (ordered choice),
+// a << b (sequence allowing whitespace between). build() resolves refs, validates,
+// precomputes matcher tables and returns the immutable grammar.
+//
+//   peg::builder p;
+//   auto call = p.rule("call", p.literal("<tool_call>") << p.json_value() << p.literal("</tool_call>"));
+//   auto g = p.build(p.content(p.until("<tool_call>")) + p.optional(call) + p.end());
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chatpeg/base/result.h"
+#include "chatpeg/peg/grammar.h"
+
+namespace chatpeg::peg {
+
+class builder;
+
+// A handle to a node under construction. Cheap to copy.
+struct parser {
+  builder* owner = nullptr;
+  node_id id = no_node;
+};
+
+parser operator+(parser a, parser b);   // sequence (flattens nested sequences)
+parser operator|(parser a, parser b);   // ordered choice (flattens nested choices)
+parser operator<<(parser a, parser b);  // a, optional whitespace, b
+parser& operator+=(parser& a, parser b);
+parser& operator|=(parser& a, parser b);
+
+struct char_range {
+  char32_t lo, hi;
+};
+
+struct build_options {
+  bool validate = true;  // run peg::validate and fail build on its errors
+};
+
+class builder {
+ public:
+  builder();
+
+  // Leaves.
+  parser eps();
+  parser start();
+  parser end();
+  parser literal(std::string text);  // empty text → eps()
+  parser any();
+  parser space();  // zero or more ' ' \t \n \r
+  parser chars(std::vector<char_range> ranges, bool negated = false, std::uint32_t min = 1,
+               std::uint32_t max = 1);
+  // Character class from GBNF-like syntax: "[a-zA-Z_]", "[^\"\\\\]", with \n \t \r \\ \]
+  // \xHH \uHHHH escapes. An invalid class is an error at build().
+  parser chars(std::string_view cls, std::uint32_t min = 1, std::uint32_t max = 1);
+  parser until(std::string delimiter);
+  parser until_one_of(std::vector<std::string> delimiters);
+  parser rest();  // everything to the end of input
+
+  // Composition.
+  parser sequence(std::vector<parser> items);
+  parser choice(std::vector<parser> items);
+  parser repeat(parser p, std::uint32_t min, std::uint32_t max);
+  parser optional(parser p) { return repeat(p, 0, 1); }
+  parser zero_or_more(parser p) { return repeat(p, 0, unbounded); }
+  parser one_or_more(parser p) { return repeat(p, 1, unbounded); }
+  parser peek(parser p);
+  parser negate(parser p);
+  parser atomic(parser p);
+
+  // Tags and rules.
+  parser tag(peg::tag t, parser p);
+  peg::tag user_tag(std::string_view name);  // interns a user tag name
+  parser rule(std::string name, parser p);   // defines a named rule (names are unique)
+  parser ref(std::string name);              // refers to a rule defined before or after
+
+  // Shorthands for the chat tags.
+  parser reasoning(parser p) { return tag(peg::tag::reasoning, p); }
+  parser content(parser p) { return tag(peg::tag::content, p); }
+
+  // Typed JSON subtree (filled in by chatpeg::grammar's schema compiler) and raw GBNF.
+  parser schema(std::string name, std::string schema_json, bool raw, parser compiled);
+  parser gbnf(std::string text, parser equivalent);
+
+  // JSON value rules (RFC 8259). Strings handle escapes; the rules are shared (defined once
+  // per builder as rules named json-string, json-number, ...).
+  parser json_value();
+  parser json_object();
+  parser json_array();
+  parser json_string();          // "..." with escapes
+  parser json_string_content();  // the inside of a string: unescaped chars and escapes
+  parser json_number();
+  parser json_integer();  // -?(0|[1-9][0-9]*)
+  parser json_true();
+  parser json_false();
+  parser json_null();
+  parser json_bool();
+
+  // Finishes the grammar: resolves refs, merges char ranges, builds tables, validates.
+  // The builder must not be used afterwards.
+  base::result<grammar> build(parser root, const build_options& options = {});
+
+  // Low-level access for other modules' compilers.
+  parser add(node n);
+  const node& at(node_id id) const;
+
+ private:
+  grammar g_;
+  std::vector<base::error> deferred_errors_;  // e.g. a malformed char class, reported at build
+};
+
+}  // namespace chatpeg::peg

@@ -1,0 +1,118 @@
+// Matching a grammar against input that may still be growing.
+//
+// Result status:
+//   success          the root matched input[start, end)
+//   fail             no match; error says where the furthest attempt failed and what was
+//                    expected there
+//   need_more_input  (lenient only) the input ended inside something that could still
+//                    match; the partial AST is kept
+//
+// Flags:
+//   lenient   the input may be a prefix of the final text: reaching its end inside a
+//             construct that could continue gives need_more_input instead of fail.
+//   complete  the root must consume the whole input (a shorter success is a fail).
+//
+// The matcher never throws. Resource limits (recursion depth, work) end the match with a
+// fail whose error.code is limit_exceeded. A matcher object holds reusable per-match state
+// (memo tables, stacks); it is not thread-safe, but any number of matchers may share one
+// grammar.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chatpeg/base/error.h"
+#include "chatpeg/peg/grammar.h"
+
+namespace chatpeg::peg {
+
+enum class match_status : std::uint8_t { success, fail, need_more_input };
+std::string_view match_status_name(match_status s);
+
+enum class match_flags : std::uint8_t { none = 0, lenient = 1, complete = 2 };
+constexpr match_flags operator|(match_flags a, match_flags b) {
+  return static_cast<match_flags>(static_cast<std::uint8_t>(a) | static_cast<std::uint8_t>(b));
+}
+constexpr bool has_flag(match_flags set, match_flags f) {
+  return (static_cast<std::uint8_t>(set) & static_cast<std::uint8_t>(f)) != 0;
+}
+
+inline constexpr std::uint32_t no_ast = 0xFFFFFFFFu;
+
+struct ast_node {
+  peg::tag tag = peg::tag::none;  // none for rule nodes
+  node_id rule = no_node;         // the rule node for rule AST nodes, else no_node
+  node_id origin = no_node;       // the grammar node that produced this AST node
+  std::uint32_t start = 0;        // byte span in the input
+  std::uint32_t end = 0;
+  bool partial = false;  // the input ended before this node was complete
+  std::uint32_t parent = no_ast;
+  std::uint32_t first_child = no_ast;
+  std::uint32_t next_sibling = no_ast;
+};
+
+// The tree of tagged and rule nodes of one match, in document order (a node precedes its
+// children; children in input order).
+class ast {
+ public:
+  const std::vector<ast_node>& nodes() const { return nodes_; }
+  bool empty() const { return nodes_.empty(); }
+  std::uint32_t first_root() const { return nodes_.empty() ? no_ast : 0; }
+
+  // The node's text as valid UTF-8: invalid bytes → U+FFFD; an incomplete trailing sequence
+  // of a partial node at the end of the input is held back.
+  std::string text(const ast_node& n, std::string_view input) const;
+  // The raw bytes of the span.
+  std::string_view raw(const ast_node& n, std::string_view input) const;
+
+  // Indented dump "tag-or-rule [start,end) partial? 'text'" for tests and debugging.
+  std::string dump(const grammar& g, std::string_view input) const;
+
+  std::vector<ast_node>& mutable_nodes() { return nodes_; }
+
+ private:
+  std::vector<ast_node> nodes_;
+};
+
+struct match_result {
+  match_status status = match_status::fail;
+  std::size_t start = 0;
+  std::size_t end = 0;  // for need_more_input: how far the input was consumed (its end)
+  peg::ast ast;
+  base::error error;  // meaningful when status == fail: offset, what was expected
+
+  bool ok() const { return status == match_status::success; }
+};
+
+struct matcher_options {
+  std::uint32_t max_depth = 4096;             // nested rule/sequence recursion
+  std::uint64_t max_steps = 1ull << 32;        // bound on node visits per match
+  std::uint32_t max_expected = 16;             // alternatives listed in a fail's error
+};
+
+class matcher {
+ public:
+  explicit matcher(const grammar& g, matcher_options options = {});
+  ~matcher();
+  matcher(matcher&&) noexcept;
+  matcher& operator=(matcher&&) noexcept;
+
+  match_result match(std::string_view input, match_flags flags = match_flags::none);
+  // Match starting at a given node instead of the root.
+  match_result match_from(node_id start_node, std::string_view input,
+                          match_flags flags = match_flags::none);
+
+  const grammar& get_grammar() const;
+
+ private:
+  struct state;
+  std::unique_ptr<state> state_;
+};
+
+// One-shot convenience.
+match_result match(const grammar& g, std::string_view input, match_flags flags = match_flags::none);
+
+}  // namespace chatpeg::peg

@@ -1,0 +1,106 @@
+// Strict UTF-8 decoding per RFC 3629 / Unicode §3.9 (maximal subpart replacement), used
+// wherever text crosses a boundary: AST text handed to the mapper, GBNF input, JSON output.
+#include "chatpeg/base/utf8.h"
+
+namespace chatpeg::base {
+namespace {
+
+// Valid range of the second byte for a given lead byte (Unicode Table 3-7).
+struct second_range {
+  unsigned char lo, hi;
+};
+constexpr second_range second_byte_range(unsigned char lead) {
+  if (lead == 0xE0) return {0xA0, 0xBF};
+  if (lead == 0xED) return {0x80, 0x9F};
+  if (lead == 0xF0) return {0x90, 0xBF};
+  if (lead == 0xF4) return {0x80, 0x8F};
+  return {0x80, 0xBF};
+}
+
+}  // namespace
+
+utf8_decoded decode_utf8(std::string_view text, std::size_t pos) {
+  const auto lead = static_cast<unsigned char>(text[pos]);
+  const std::size_t len = utf8_sequence_length(lead);
+  if (len == 1) return {lead, 1, utf8_status::ok};
+  if (len == 0) return {0xFFFD, 1, utf8_status::invalid};
+  char32_t cp = lead & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
+  const auto range = second_byte_range(lead);
+  for (std::size_t i = 1; i < len; ++i) {
+    if (pos + i >= text.size()) {
+      return {0xFFFD, static_cast<std::uint8_t>(i), utf8_status::incomplete};
+    }
+    const auto b = static_cast<unsigned char>(text[pos + i]);
+    const unsigned char lo = i == 1 ? range.lo : 0x80;
+    const unsigned char hi = i == 1 ? range.hi : 0xBF;
+    if (b < lo || b > hi) return {0xFFFD, static_cast<std::uint8_t>(i), utf8_status::invalid};
+    cp = (cp << 6) | (b & 0x3F);
+  }
+  return {cp, static_cast<std::uint8_t>(len), utf8_status::ok};
+}
+
+std::size_t utf8_incomplete_tail(std::string_view text) {
+  // An unfinished sequence is at most 3 bytes long; find its lead byte.
+  const std::size_t n = text.size();
+  for (std::size_t back = 1; back <= 3 && back <= n; ++back) {
+    const auto b = static_cast<unsigned char>(text[n - back]);
+    if ((b & 0xC0) == 0x80) continue;  // continuation byte: keep looking for the lead
+    const auto d = decode_utf8(text, n - back);
+    return d.status == utf8_status::incomplete ? back : 0;
+  }
+  return 0;
+}
+
+bool is_valid_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto d = decode_utf8(text, i);
+    if (d.status != utf8_status::ok) return false;
+    i += d.length;
+  }
+  return true;
+}
+
+void append_utf8(std::string& out, char32_t cp) {
+  if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) cp = 0xFFFD;
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+std::string sanitize_utf8(std::string_view text, sanitize_options options) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    // Fast path: copy an ASCII run at once.
+    std::size_t j = i;
+    while (j < text.size() && static_cast<unsigned char>(text[j]) < 0x80) ++j;
+    out.append(text.data() + i, j - i);
+    i = j;
+    if (i >= text.size()) break;
+    const auto d = decode_utf8(text, i);
+    if (d.status == utf8_status::ok) {
+      out.append(text.data() + i, d.length);
+    } else if (d.status == utf8_status::incomplete && options.hold_back_incomplete_tail) {
+      break;  // only possible at the very end
+    } else {
+      append_utf8(out, 0xFFFD);
+    }
+    i += d.length;
+  }
+  return out;
+}
+
+}  // namespace chatpeg::base

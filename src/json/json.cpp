@@ -1,0 +1,110 @@
+// Error-returning JSON parse and dump helpers around nlohmann::ordered_json, so that no
+// caller has to catch nlohmann exceptions.
+#include "chatpeg/json/json.h"
+
+#include <cstdio>
+
+namespace chatpeg::json {
+namespace {
+
+// Depth of nesting of JSON text, counted without parsing strings' contents as structure.
+std::size_t max_nesting(std::string_view text) {
+  std::size_t depth = 0, best = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') best = std::max(best, ++depth);
+    else if ((c == ']' || c == '}') && depth > 0) --depth;
+  }
+  return best;
+}
+
+}  // namespace
+
+base::result<value> parse(std::string_view text, const parse_options& options) {
+  base::location where;
+  where.file = options.file;
+  if (max_nesting(text) > options.max_depth) {
+    return base::make_error(base::errc::limit_exceeded,
+                            "JSON nesting deeper than " + std::to_string(options.max_depth),
+                            where);
+  }
+  try {
+    return value::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann reports the 1-based index of the offending byte.
+    where.offset = e.byte > 0 ? e.byte - 1 : 0;
+    base::fill_line_column(where, text);
+    std::string what = e.what();
+    if (auto pos = what.find("parse error"); pos != std::string::npos) what = what.substr(pos);
+    return base::make_error(base::errc::syntax_error, "invalid JSON: " + what, where);
+  } catch (const std::exception& e) {
+    return base::make_error(base::errc::syntax_error, std::string("invalid JSON: ") + e.what(),
+                            where);
+  }
+}
+
+std::string dump(const value& v) {
+  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void append_escaped(std::string& out, std::string_view text) {
+  for (const char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (b < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", b);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+}
+
+std::string quote(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 2);
+  out += '"';
+  append_escaped(out, text);
+  out += '"';
+  return out;
+}
+
+std::string path_key(std::string_view parent, std::string_view key) {
+  std::string out(parent);
+  bool plain = !key.empty();
+  for (const char c : key) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) plain = false;
+  }
+  if (plain) {
+    out += '.';
+    out += key;
+  } else {
+    out += '[';
+    out += quote(key);
+    out += ']';
+  }
+  return out;
+}
+
+std::string path_index(std::string_view parent, std::size_t index) {
+  return std::string(parent) + "[" + std::to_string(index) + "]";
+}
+
+}  // namespace chatpeg::json
