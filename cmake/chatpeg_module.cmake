@@ -2,7 +2,8 @@
 # Declares the library target chatpeg_<name> (alias chatpeg::<name>) from src/<name>/*.cpp.
 # Only the modules named in DEPS are linked; tools/check_deps.py enforces the same rule on
 # #include lines, so a module cannot reach a module it did not declare.
-set(CHATPEG_WARNINGS -Wall -Wextra -Wpedantic -Wshadow=local -Wnon-virtual-dtor)
+# Designated initializers leave option fields at their defaults on purpose.
+set(CHATPEG_WARNINGS -Wall -Wextra -Wpedantic -Wnon-virtual-dtor -Wno-missing-field-initializers)
 
 function(chatpeg_warnings target)
   target_compile_options(${target} PRIVATE ${CHATPEG_WARNINGS})
@@ -11,6 +12,11 @@ endfunction()
 function(chatpeg_add_module name)
   cmake_parse_arguments(ARG "" "" "DEPS;PUBLIC_LIBS" ${ARGN})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${name}/*.cpp)
+  if(NOT sources)  # a module whose sources are not written yet still configures
+    set(placeholder ${CMAKE_CURRENT_BINARY_DIR}/chatpeg_${name}_empty.cpp)
+    file(WRITE ${placeholder} "// module ${name} has no sources yet\n")
+    set(sources ${placeholder})
+  endif()
   add_library(chatpeg_${name} STATIC ${sources})
   add_library(chatpeg::${name} ALIAS chatpeg_${name})
   target_include_directories(chatpeg_${name}

@@ -10,11 +10,13 @@
 
 namespace chatpeg::base {
 
+using error_type = error;  // lets result<T> name its member function error()
+
 template <class T>
 class [[nodiscard]] result {
  public:
   result(T value) : data_(std::in_place_index<0>, std::move(value)) {}  // NOLINT implicit
-  result(error err) : data_(std::in_place_index<1>, std::move(err)) {}   // NOLINT implicit
+  result(error_type err) : data_(std::in_place_index<1>, std::move(err)) {}   // NOLINT implicit
 
   bool has_value() const { return data_.index() == 0; }
   explicit operator bool() const { return has_value(); }
@@ -28,26 +30,26 @@ class [[nodiscard]] result {
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 
-  const base::error& error() const& { assert(!has_value()); return std::get<1>(data_); }
-  base::error&& error() && { assert(!has_value()); return std::get<1>(std::move(data_)); }
+  const error_type& error() const& { assert(!has_value()); return std::get<1>(data_); }
+  error_type&& error() && { assert(!has_value()); return std::get<1>(std::move(data_)); }
 
  private:
-  std::variant<T, base::error> data_;
+  std::variant<T, error_type> data_;
 };
 
 template <>
 class [[nodiscard]] result<void> {
  public:
   result() = default;
-  result(error err) : error_(std::move(err)), ok_(false) {}  // NOLINT implicit
+  result(error_type err) : error_(std::move(err)), ok_(false) {}  // NOLINT implicit
 
   bool has_value() const { return ok_; }
   explicit operator bool() const { return ok_; }
-  const base::error& error() const& { assert(!ok_); return error_; }
-  base::error&& error() && { assert(!ok_); return std::move(error_); }
+  const error_type& error() const& { assert(!ok_); return error_; }
+  error_type&& error() && { assert(!ok_); return std::move(error_); }
 
  private:
-  base::error error_;
+  error_type error_;
   bool ok_ = true;
 };
 
