@@ -4,12 +4,14 @@
 // precomputes matcher tables and returns the immutable grammar.
 //
 //   peg::builder p;
-//   auto call = p.rule("call", p.literal("<tool_call>") << p.json_value() << p.literal("</tool_call>"));
-//   auto g = p.build(p.content(p.until("<tool_call>")) + p.optional(call) + p.end());
+//   auto call = p.rule("call", p.literal("<tool_call>") << p.json_value() <<
+//   p.literal("</tool_call>")); auto g = p.build(p.content(p.until("<tool_call>")) +
+//   p.optional(call) + p.end());
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "chatpeg/base/result.h"
@@ -102,13 +104,31 @@ class builder {
   // The builder must not be used afterwards.
   base::result<grammar> build(parser root, const build_options& options = {});
 
-  // Low-level access for other modules' compilers.
+  // Low-level access for other modules' compilers. add() appends a node as is: in a fresh
+  // builder node ids are assigned 0, 1, 2, ... in call order (no node is created behind the
+  // caller's back except by the combinators above), so a deserializer that adds nodes in id
+  // order reproduces the same ids. Rule nodes added this way are registered like rule();
+  // ref targets are re-resolved by name at build(); child ids are range-checked at build().
   parser add(node n);
-  const node& at(node_id id) const;
+  const node& at(node_id id) const;  // id must be < size()
+  std::size_t size() const { return g_.nodes_.size(); }
 
  private:
+  struct json_rules {
+    node_id value = no_node, object = no_node, array = no_node, string = no_node,
+            string_content = no_node, number = no_node, integer = no_node, true_ = no_node,
+            false_ = no_node, null = no_node, boolean = no_node;
+  };
+  void define_json_rules();
+  parser make(node n);
+  parser binary(parser a, parser b, bool is_sequence);
+  bool check(parser p, std::string_view what);
+
   grammar g_;
   std::vector<base::error> deferred_errors_;  // e.g. a malformed char class, reported at build
+  std::unordered_map<std::string, node_id> rule_names_;
+  json_rules json_;
+  bool json_defined_ = false;
 };
 
 }  // namespace chatpeg::peg

@@ -62,7 +62,8 @@ struct char_class {
   bool negated = false;
   std::uint32_t min = 1;
   std::uint32_t max = 1;
-  std::bitset<128> ascii;  // filled by build(): membership of each ASCII code point
+  // Filled by build(): whether each ASCII code point matches (negation already applied).
+  std::bitset<128> ascii;
 };
 
 // Consumes input up to (not including) the earliest occurrence of any delimiter, or to the
@@ -109,11 +110,10 @@ struct gbnf {
 
 }  // namespace nodes
 
-using node = std::variant<nodes::epsilon, nodes::start, nodes::end, nodes::literal,
-                          nodes::sequence, nodes::choice, nodes::repetition, nodes::peek,
-                          nodes::negate, nodes::any, nodes::space, nodes::char_class,
-                          nodes::until, nodes::atomic, nodes::tagged, nodes::rule, nodes::ref,
-                          nodes::schema, nodes::gbnf>;
+using node = std::variant<nodes::epsilon, nodes::start, nodes::end, nodes::literal, nodes::sequence,
+                          nodes::choice, nodes::repetition, nodes::peek, nodes::negate, nodes::any,
+                          nodes::space, nodes::char_class, nodes::until, nodes::atomic,
+                          nodes::tagged, nodes::rule, nodes::ref, nodes::schema, nodes::gbnf>;
 
 // "literal", "until", ... for dumps and errors.
 std::string_view node_kind_name(const node& n);

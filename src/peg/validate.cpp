@@ -1,0 +1,238 @@
+// Static checks of a built grammar (DESIGN.md §4): unresolved refs, dangling child ids,
+// empty literals/delimiters, unbounded repetitions of something nullable (a loop that
+// consumes nothing) and left recursion (a rule reachable from itself without consuming
+// input). Everything is iterative: grammars come from untrusted schemas and can be deep.
+#include "chatpeg/peg/validate.h"
+
+#include <type_traits>
+
+namespace chatpeg::peg {
+namespace {
+
+template <class F>
+void for_each_child(const node& n, F&& f) {
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, nodes::sequence> || std::is_same_v<T, nodes::choice>) {
+          for (const auto c : v.children) f(c);
+        } else if constexpr (std::is_same_v<T, nodes::repetition> ||
+                             std::is_same_v<T, nodes::peek> || std::is_same_v<T, nodes::negate> ||
+                             std::is_same_v<T, nodes::atomic> || std::is_same_v<T, nodes::tagged> ||
+                             std::is_same_v<T, nodes::rule> || std::is_same_v<T, nodes::schema> ||
+                             std::is_same_v<T, nodes::gbnf>) {
+          f(v.child);
+        } else if constexpr (std::is_same_v<T, nodes::ref>) {
+          f(v.target);
+        }
+      },
+      n);
+}
+
+// The single child of a wrapper node (rule, tag, ref target, ...), or no_node.
+node_id wrapped_child(const node& n) {
+  node_id out = no_node;
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, nodes::repetition> || std::is_same_v<T, nodes::atomic> ||
+                      std::is_same_v<T, nodes::tagged> || std::is_same_v<T, nodes::rule> ||
+                      std::is_same_v<T, nodes::schema> || std::is_same_v<T, nodes::gbnf> ||
+                      std::is_same_v<T, nodes::peek> || std::is_same_v<T, nodes::negate>) {
+          out = v.child;
+        } else if constexpr (std::is_same_v<T, nodes::ref>) {
+          out = v.target;
+        }
+      },
+      n);
+  return out;
+}
+
+// For each node, the name of the first rule (in definition order) that contains it.
+std::vector<std::string_view> owner_rules(const grammar& g) {
+  std::vector<std::string_view> owner(g.size());
+  std::vector<bool> seen(g.size(), false);
+  std::vector<node_id> stack;
+  for (const node_id r : g.rules()) {
+    if (r >= g.size() || seen[r]) continue;
+    const auto* rule = std::get_if<nodes::rule>(&g.at(r));
+    if (!rule) continue;
+    stack.push_back(r);
+    seen[r] = true;
+    while (!stack.empty()) {
+      const node_id id = stack.back();
+      stack.pop_back();
+      owner[id] = rule->name;
+      const node& n = g.at(id);
+      if (std::holds_alternative<nodes::ref>(n)) continue;
+      for_each_child(n, [&](node_id c) {
+        if (c < g.size() && !seen[c] && !std::holds_alternative<nodes::rule>(g.at(c))) {
+          seen[c] = true;
+          stack.push_back(c);
+        }
+      });
+    }
+  }
+  return owner;
+}
+
+}  // namespace
+
+std::vector<bool> nullable_nodes(const grammar& g) {
+  const std::size_t count = g.size();
+  std::vector<bool> nullable(count, false);
+  auto is = [&](node_id id) { return id < count && nullable[id]; };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (nullable[i]) continue;
+      const node& n = g.at(static_cast<node_id>(i));
+      bool v = false;
+      std::visit(
+          [&](const auto& x) {
+            using T = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<T, nodes::epsilon> || std::is_same_v<T, nodes::start> ||
+                          std::is_same_v<T, nodes::end> || std::is_same_v<T, nodes::peek> ||
+                          std::is_same_v<T, nodes::negate> || std::is_same_v<T, nodes::space> ||
+                          std::is_same_v<T, nodes::until>) {
+              v = true;
+            } else if constexpr (std::is_same_v<T, nodes::literal>) {
+              v = x.text.empty();
+            } else if constexpr (std::is_same_v<T, nodes::sequence>) {
+              v = true;
+              for (const auto c : x.children) v = v && is(c);
+            } else if constexpr (std::is_same_v<T, nodes::choice>) {
+              for (const auto c : x.children) v = v || is(c);
+            } else if constexpr (std::is_same_v<T, nodes::repetition>) {
+              v = x.min == 0 || is(x.child);
+            } else if constexpr (std::is_same_v<T, nodes::char_class>) {
+              v = x.min == 0;
+            } else if constexpr (std::is_same_v<T, nodes::any>) {
+              v = false;
+            } else {
+              v = is(wrapped_child(n));
+            }
+          },
+          n);
+      if (v) {
+        nullable[i] = true;
+        changed = true;
+      }
+    }
+  }
+  return nullable;
+}
+
+std::vector<validation_issue> validate(const grammar& g) {
+  std::vector<validation_issue> issues;
+  const std::size_t count = g.size();
+  const auto owner = owner_rules(g);
+  auto report = [&](node_id id, std::string message) {
+    validation_issue issue;
+    issue.node = id;
+    if (id < count) issue.rule = std::string(owner[id]);
+    if (!issue.rule.empty()) message += " (in rule '" + issue.rule + "')";
+    issue.error = base::make_error(base::errc::syntax_error, std::move(message));
+    issues.push_back(std::move(issue));
+  };
+
+  if (g.root() >= count) report(no_node, "grammar has no root");
+  for (node_id i = 0; i < count; ++i) {
+    const node& n = g.at(i);
+    bool dangling = false;
+    if (const auto* r = std::get_if<nodes::ref>(&n)) {
+      if (r->target >= count || !std::holds_alternative<nodes::rule>(g.at(r->target))) {
+        report(i, "unresolved reference to rule '" + r->name + "'");
+      }
+      continue;
+    }
+    for_each_child(n, [&](node_id c) { dangling = dangling || c >= count; });
+    if (dangling) {
+      report(i, "node #" + std::to_string(i) + " (" + std::string(node_kind_name(n)) +
+                    ") has a missing child");
+    }
+    if (const auto* l = std::get_if<nodes::literal>(&n); l && l->text.empty()) {
+      report(i, "empty literal (node #" + std::to_string(i) + ")");
+    }
+    if (const auto* u = std::get_if<nodes::until>(&n)) {
+      for (const auto& d : u->delimiters) {
+        if (d.empty()) {
+          report(i, "empty delimiter in until (node #" + std::to_string(i) + ")");
+          break;
+        }
+      }
+    }
+  }
+  if (!issues.empty()) return issues;  // the analyses below assume a well-formed arena
+
+  const auto nullable = nullable_nodes(g);
+  for (node_id i = 0; i < count; ++i) {
+    const auto* rep = std::get_if<nodes::repetition>(&g.at(i));
+    if (rep && rep->max == unbounded && nullable[rep->child]) {
+      report(i, "unbounded repetition of something that can match empty (node #" +
+                    std::to_string(i) + ") would loop without consuming input");
+    }
+  }
+
+  // Left recursion: cycles in the "may be tried at the same position" graph.
+  std::vector<std::vector<node_id>> first(count);
+  for (node_id i = 0; i < count; ++i) {
+    const node& n = g.at(i);
+    if (const auto* s = std::get_if<nodes::sequence>(&n)) {
+      for (const auto c : s->children) {
+        first[i].push_back(c);
+        if (!nullable[c]) break;
+      }
+    } else if (const auto* c = std::get_if<nodes::choice>(&n)) {
+      first[i] = c->children;
+    } else if (const node_id w = wrapped_child(n); w != no_node) {
+      first[i].push_back(w);
+    }
+  }
+  enum : std::uint8_t { white, gray, black };
+  std::vector<std::uint8_t> color(count, white);
+  std::vector<bool> reported(count, false);
+  struct frame {
+    node_id id;
+    std::size_t next;
+  };
+  std::vector<frame> stack;
+  for (node_id s = 0; s < count; ++s) {
+    if (color[s] != white) continue;
+    stack.push_back({s, 0});
+    color[s] = gray;
+    while (!stack.empty()) {
+      frame& f = stack.back();
+      if (f.next < first[f.id].size()) {
+        const node_id c = first[f.id][f.next++];
+        if (color[c] == white) {
+          color[c] = gray;
+          stack.push_back({c, 0});
+        } else if (color[c] == gray) {
+          // A cycle: c ... top. Name the rule(s) on it.
+          std::size_t k = stack.size();
+          while (k > 0 && stack[k - 1].id != c) --k;
+          for (std::size_t j = (k > 0 ? k - 1 : 0); j < stack.size(); ++j) {
+            const node_id id = stack[j].id;
+            if (const auto* r = std::get_if<nodes::rule>(&g.at(id)); r && !reported[id]) {
+              reported[id] = true;
+              validation_issue issue;
+              issue.node = id;
+              issue.rule = r->name;
+              issue.error = base::make_error(base::errc::syntax_error,
+                                             "left recursion: rule '" + r->name +
+                                                 "' can reach itself without consuming input");
+              issues.push_back(std::move(issue));
+            }
+          }
+        }
+      } else {
+        color[f.id] = black;
+        stack.pop_back();
+      }
+    }
+  }
+  return issues;
+}
+
+}  // namespace chatpeg::peg
