@@ -20,13 +20,15 @@ class gbnf_grammar;  // opaque, immutable after parse_gbnf; shareable across thr
 struct gbnf_parse_options {
   std::string root = "root";
   std::size_t max_rules = 100000;
+  std::size_t max_nesting = 256;      // nested ( ) groups; deeper is limit_exceeded
+  std::size_t max_symbols = 4000000;  // grammar symbols after expanding {m,n} repetitions
 };
 
-base::result<std::shared_ptr<const gbnf_grammar>> parse_gbnf(std::string_view text,
-                                                             const gbnf_parse_options& options = {});
+base::result<std::shared_ptr<const gbnf_grammar>> parse_gbnf(
+    std::string_view text, const gbnf_parse_options& options = {});
 
 struct recognize_options {
-  bool allow_prefix = false;          // accept input that a longer input could complete
+  bool allow_prefix = false;           // accept input that a longer input could complete
   std::uint64_t max_items = 50000000;  // bound on Earley items (limit_exceeded beyond)
 };
 

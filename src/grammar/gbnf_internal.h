@@ -1,0 +1,81 @@
+// Internal representation of a parsed GBNF grammar, shared by the reader (which builds it)
+// and the recognizer (which runs Earley over it). A grammar is a plain context-free grammar
+// over code-point terminal sets: every GBNF construct (groups, repetitions, literals) has
+// been lowered to productions by the reader, and per-rule tables (nullable symbols, LR(0)
+// item positions, productions per nonterminal) are precomputed so recognition allocates
+// nothing per code point beyond the item storage it reuses.
+#pragma once
+
+#include <bitset>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "chatpeg/grammar/gbnf.h"
+
+namespace chatpeg::grammar {
+namespace detail {
+
+// A symbol on the right-hand side: a nonterminal (>= 0) or a terminal (-(index + 1)).
+using symbol = std::int32_t;
+inline constexpr symbol end_of_production = std::numeric_limits<symbol>::min();
+
+constexpr bool is_terminal(symbol s) {
+  return s < 0 && s != end_of_production;
+}
+constexpr std::uint32_t terminal_index(symbol s) {
+  return static_cast<std::uint32_t>(-(s + 1));
+}
+constexpr symbol terminal_symbol(std::uint32_t index) {
+  return -static_cast<symbol>(index) - 1;
+}
+
+// One code point drawn from sorted, merged, inclusive ranges (or their complement).
+struct terminal_set {
+  std::vector<std::pair<char32_t, char32_t>> ranges;
+  bool negated = false;
+  std::bitset<128> ascii;  // membership of each ASCII code point (precomputed)
+
+  bool matches(char32_t cp) const {
+    if (cp < 128) return ascii[cp];
+    return contains(cp) != negated;
+  }
+  bool contains(char32_t cp) const;                 // cp in ranges (ignores negated)
+  bool intersects(char32_t lo, char32_t hi) const;  // some code point of [lo, hi] matches
+  bool empty() const;                               // matches no code point at all
+  std::string describe() const;                     // "\"a\"", "[a-z]", "any character"
+};
+
+struct production {
+  std::uint32_t lhs = 0;
+  std::uint32_t lr0_begin = 0;  // index of the item with the dot at the start
+  std::uint32_t length = 0;     // symbols on the right-hand side
+};
+
+}  // namespace detail
+
+class gbnf_grammar {
+ public:
+  // Nonterminals: the user's rules first (in order of first mention), then auxiliary rules
+  // for groups and repetitions, then the augmented start rule S' ::= root.
+  std::vector<std::string> nonterminal_names;
+  std::size_t user_rule_count = 0;
+  std::vector<detail::terminal_set> terminals;
+
+  std::vector<detail::production> productions;
+  // LR(0) items: for production p, items lr0_begin .. lr0_begin + length. lr0_next is the
+  // symbol after the dot (end_of_production when the dot is at the end).
+  std::vector<detail::symbol> lr0_next;
+  std::vector<std::uint32_t> lr0_production;
+
+  // Productions of each nonterminal (CSR: nt_prod_offsets has one entry per nonterminal + 1).
+  std::vector<std::uint32_t> nt_prod_offsets;
+  std::vector<std::uint32_t> nt_prods;
+  std::vector<std::uint8_t> nullable;
+
+  std::uint32_t start = 0;  // the augmented start nonterminal
+};
+
+}  // namespace chatpeg::grammar
