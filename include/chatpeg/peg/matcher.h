@@ -88,9 +88,10 @@ struct match_result {
 };
 
 struct matcher_options {
-  std::uint32_t max_depth = 4096;             // nested rule/sequence recursion
-  std::uint64_t max_steps = 1ull << 32;        // bound on node visits per match
-  std::uint32_t max_expected = 16;             // alternatives listed in a fail's error
+  std::uint32_t max_depth = 4096;        // nested rule/sequence recursion
+  std::uint64_t max_steps = 1ull << 32;  // bound on node visits per match
+  std::uint32_t max_expected = 16;       // alternatives listed in a fail's error
+  bool memoize = true;  // packrat memo at rule nodes (off only to cross-check in tests)
 };
 
 class matcher {
