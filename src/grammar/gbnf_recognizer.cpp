@@ -5,9 +5,12 @@
 // sorted by that nonterminal, so a completion finds its parents by binary search; items are
 // deduplicated per set with an open-addressing hash that is cleared by touched slots. Work
 // is bounded by max_items. Left-recursive repetitions (as the reader emits) keep typical
-// grammars linear in the input.
+// grammars linear in the input, and Leo's optimization does the same for right recursion
+// (which llama.cpp-style grammars and our own GBNF export use, e.g. for until automata).
 #include <algorithm>
 #include <cstdio>
+#include <optional>
+#include <unordered_map>
 
 #include "chatpeg/base/utf8.h"
 #include "grammar/gbnf_internal.h"
@@ -204,6 +207,8 @@ class earley {
     }
   }
   bool process(std::uint32_t k);  // false when max_items was exceeded
+  std::optional<item> leo(std::uint32_t set, std::uint32_t nt);
+  const item* unique_penultimate_waiter(std::uint32_t set, std::uint32_t nt) const;
   std::string expected() const;
   recognize_result reject(std::size_t offset) const {
     return recognize_result{false, offset, expected()};
@@ -218,9 +223,61 @@ class earley {
   std::vector<item> scans_;  // items of the current set before a terminal
   std::vector<item> waits_;  // items before a nonterminal, per finished set, sorted
   std::vector<std::uint32_t> wait_begin_;
+  // Leo memo: (set, nonterminal) → topmost item of a deterministic completion chain, or
+  // no_item when completing that nonterminal there is not deterministic.
+  std::unordered_map<std::uint64_t, item> leo_memo_;
+  std::vector<std::uint64_t> leo_path_;
   std::uint64_t total_ = 0;
   bool accept_here_ = false;  // the current set holds the completed start rule
 };
+
+// The only item of a finished set waiting on nt, when nt is the last symbol of its
+// production; nullptr otherwise.
+const item* earley::unique_penultimate_waiter(std::uint32_t set, std::uint32_t nt) const {
+  const auto first = waits_.begin() + wait_begin_[set];
+  const auto last = waits_.begin() + wait_begin_[set + 1];
+  const auto sym = static_cast<detail::symbol>(nt);
+  const auto lo = std::lower_bound(
+      first, last, sym, [this](const item& w, detail::symbol v) { return g_.lr0_next[w.lr0] < v; });
+  if (lo == last || g_.lr0_next[lo->lr0] != sym) return nullptr;
+  if (lo + 1 != last && g_.lr0_next[(lo + 1)->lr0] == sym) return nullptr;
+  if (g_.lr0_next[lo->lr0 + 1] != detail::end_of_production) return nullptr;
+  return &*lo;
+}
+
+// Leo's optimization (Leo 1991), recognizer form: when completing nt at origin `set` would
+// complete a chain of items each of which is the only parent of the previous one (right
+// recursion such as `a ::= "x" a | ""`), add only the topmost completed item. The
+// intermediate items could only ever complete their single parent, so skipping them keeps
+// right-recursive grammars linear. Iterative, and memoized per (set, nonterminal): finished
+// sets never change.
+std::optional<item> earley::leo(std::uint32_t set, std::uint32_t nt) {
+  constexpr item no_item{0xFFFFFFFFu, 0xFFFFFFFFu};
+  leo_path_.clear();
+  std::optional<item> top;
+  std::uint32_t cur_set = set;
+  std::uint32_t cur_nt = nt;
+  while (true) {
+    const std::uint64_t key = (std::uint64_t{cur_set} << 32) | cur_nt;
+    const auto hit = leo_memo_.find(key);
+    if (hit != leo_memo_.end()) {
+      if (hit->second.lr0 != no_item.lr0) top = hit->second;
+      break;
+    }
+    const item* w = unique_penultimate_waiter(cur_set, cur_nt);
+    if (w == nullptr) {
+      leo_memo_.emplace(key, no_item);
+      break;
+    }
+    leo_path_.push_back(key);
+    top = item{w->lr0 + 1, w->origin};
+    if (w->origin >= cur_set) break;  // empty span: its parents are in the same set
+    cur_nt = g_.productions[g_.lr0_production[w->lr0]].lhs;
+    cur_set = w->origin;
+  }
+  for (std::uint64_t key : leo_path_) leo_memo_.emplace(key, top ? *top : no_item);
+  return top;
+}
 
 bool earley::process(std::uint32_t k) {
   scans_.clear();
@@ -237,6 +294,10 @@ bool earley::process(std::uint32_t k) {
         continue;
       }
       if (it.origin == k) continue;  // empty span: Aycock–Horspool already advanced parents
+      if (const auto top = leo(it.origin, lhs)) {
+        add(*top);
+        continue;
+      }
       const auto first = waits_.begin() + wait_begin_[it.origin];
       const auto last = waits_.begin() + wait_begin_[it.origin + 1];
       const auto lhs_symbol = static_cast<detail::symbol>(lhs);

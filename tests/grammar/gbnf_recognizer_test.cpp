@@ -168,6 +168,24 @@ TEST(gbnf_recognizer, long_and_deep_inputs) {
   EXPECT_EQ(r->fail_offset, 9999u);
 }
 
+// Item counts grow linearly with the input (a quadratic recognizer would exceed the bound):
+// left recursion by construction, right recursion through Leo's optimization.
+TEST(gbnf_recognizer, linear_item_counts) {
+  const std::size_t n = 20000;
+  for (const char* grammar :
+       {"root ::= x\nx ::= \"a\" x | \"\"", "root ::= x \"b\"\nx ::= \"a\" x | \"a\"",
+        "root ::= x\nx ::= \"\" | x \"a\"", "root ::= \"a\"*", "root ::= (\"a\" | \"b\")+ \"a\"?",
+        "root ::= s0\ns0 ::= \"\" | [^<] s0 | \"<\" s1\ns1 ::= \"\" | [^/<] s0 | \"<\" s1",
+        "root ::= \"a\"{0,30000}"}) {
+    auto g = load(grammar);
+    std::string input(n, 'a');
+    if (std::string(grammar).find("\"b\"\n") != std::string::npos) input += "b";
+    auto r = recognize(*g, input, {.max_items = 20 * n});
+    ASSERT_TRUE(r.has_value()) << grammar << ": " << r.error().to_string();
+    EXPECT_TRUE(r->accepted) << grammar;
+  }
+}
+
 TEST(gbnf_recognizer, grammar_is_reusable_and_shared) {
   auto g = load("root ::= [a-c]+");
   for (int i = 0; i < 3; ++i) {
