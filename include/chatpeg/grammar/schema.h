@@ -29,6 +29,10 @@ struct schema_options {
   peg::parser raw_terminator{};
   std::size_t max_depth = 64;      // nesting of schemas; deeper is limit_exceeded
   std::size_t max_nodes = 200000;  // grammar nodes one schema may create
+  // Objects with at most this many declared properties accept them in any order (each at
+  // most once, required ones present): 2^n "keys seen" rules. Larger objects accept their
+  // properties in declared order only (optional ones may be skipped), which stays linear.
+  std::size_t max_permute_keys = 6;
 };
 
 struct compiled_schema {

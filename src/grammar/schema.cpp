@@ -1,0 +1,706 @@
+// JSON Schema → typed PEG subtree: dispatch by keyword, $ref/$defs (each referenced
+// definition becomes one named rule, compiled once, so recursive schemas terminate), allOf
+// (merged into one schema), anyOf/oneOf (ordered choice), and the keyword bookkeeping that
+// turns unenforceable keywords into warnings and malformed ones into errors with a JSON path.
+//
+// Why ordered choice is safe here: every alternative of a value position matches a whole
+// JSON value, JSON values are self-delimiting except numbers, and number alternatives end
+// with a lookahead that forbids a longer number. So the first alternative that matches is
+// the only one that could, and the PEG accepts the same language as the exported GBNF.
+#include <algorithm>
+
+#include "chatpeg/grammar/schema.h"
+#include "grammar/schema_compiler.h"
+
+namespace chatpeg::grammar {
+namespace detail {
+namespace {
+
+using base::errc;
+
+base::error schema_error(const std::string& path, std::string message) {
+  base::location where;
+  where.path = path;
+  return base::make_error(errc::invalid_argument, std::move(message), where);
+}
+
+template <class Set>
+bool contains(const Set& set, std::string_view key) {
+  return std::find(std::begin(set), std::end(set), key) != std::end(set);
+}
+bool contains(std::initializer_list<std::string_view> set, std::string_view key) {
+  return std::find(set.begin(), set.end(), key) != set.end();
+}
+
+// Keywords that only describe: never a warning, never a constraint.
+constexpr std::string_view annotation_keywords[] = {
+    "$schema",         "$id",           "id",          "$comment",    "$anchor",
+    "$vocabulary",     "title",         "description", "default",     "examples",
+    "example",         "deprecated",    "readOnly",    "writeOnly",   "contentMediaType",
+    "contentEncoding", "discriminator", "$defs",       "definitions", "strict"};
+
+// Constraints we accept but cannot express in the grammar (the grammar is then looser).
+constexpr std::string_view unenforced_keywords[] = {"pattern",
+                                                    "format",
+                                                    "minimum",
+                                                    "maximum",
+                                                    "exclusiveMinimum",
+                                                    "exclusiveMaximum",
+                                                    "multipleOf",
+                                                    "uniqueItems",
+                                                    "patternProperties",
+                                                    "propertyNames",
+                                                    "dependentRequired",
+                                                    "dependentSchemas",
+                                                    "dependencies",
+                                                    "if",
+                                                    "then",
+                                                    "else",
+                                                    "not",
+                                                    "contains",
+                                                    "minContains",
+                                                    "maxContains",
+                                                    "minProperties",
+                                                    "maxProperties",
+                                                    "unevaluatedProperties",
+                                                    "unevaluatedItems",
+                                                    "$dynamicRef",
+                                                    "$recursiveRef",
+                                                    "$dynamicAnchor",
+                                                    "$recursiveAnchor"};
+
+// Keywords this compiler enforces (their values are checked for shape).
+constexpr std::string_view enforced_keywords[] = {
+    "type",      "enum",        "const",           "properties", "required", "additionalProperties",
+    "items",     "prefixItems", "additionalItems", "minItems",   "maxItems", "minLength",
+    "maxLength", "anyOf",       "oneOf",           "allOf",      "$ref",     "nullable"};
+
+constexpr std::string_view object_keywords[] = {
+    "properties",    "additionalProperties", "required",      "minProperties",
+    "maxProperties", "patternProperties",    "propertyNames", "dependentRequired"};
+constexpr std::string_view array_keywords[] = {
+    "items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems", "contains"};
+constexpr std::string_view string_keywords[] = {"minLength", "maxLength", "pattern", "format"};
+constexpr std::string_view number_keywords[] = {"minimum", "maximum", "exclusiveMinimum",
+                                                "exclusiveMaximum", "multipleOf"};
+
+std::uint8_t type_from_name(std::string_view name) {
+  if (name == "null") return t_null;
+  if (name == "boolean") return t_boolean;
+  if (name == "integer") return t_integer;
+  if (name == "number") return t_number;
+  if (name == "string") return t_string;
+  if (name == "array") return t_array;
+  if (name == "object") return t_object;
+  return 0;
+}
+
+bool is_count(const json::value& v) {
+  if (v.is_number_unsigned()) return true;
+  if (v.is_number_integer()) return v.get<std::int64_t>() >= 0;
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    return d >= 0 && d == static_cast<double>(static_cast<std::int64_t>(d));
+  }
+  return false;
+}
+
+// True when s has a keyword that constrains (so it must be merged into alternatives).
+bool has_constraints(const json::value& s, std::initializer_list<std::string_view> except) {
+  if (!s.is_object()) return false;
+  for (const auto& [k, v] : s.items()) {
+    if (contains(annotation_keywords, k) || contains(except, k)) continue;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string sanitize_rule_name(std::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  for (const char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (ok) {
+      out += c;
+    } else if (!out.empty() && out.back() != '-') {
+      out += '-';
+    }
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out;
+}
+
+schema_compiler::schema_compiler(peg::builder& b, const json::value& root,
+                                 const schema_options& options)
+    : b_(b), root_(root), options_(options) {}
+
+void schema_compiler::warn(const std::string& path, std::string message) {
+  if (!warned_.emplace(path, message).second) return;
+  warnings_.push_back(schema_warning{path, std::move(message)});
+}
+
+std::string schema_compiler::new_rule_name(const std::string& hint) {
+  std::string base = prefix_;
+  const std::string h = sanitize_rule_name(hint);
+  if (!h.empty()) base += "-" + h;
+  std::string name = base;
+  for (int i = 2; used_names_.count(name) != 0; ++i) name = base + "-" + std::to_string(i);
+  used_names_.insert(name);
+  return name;
+}
+
+base::status schema_compiler::check_budget(peg::parser p) {
+  if (p.id != peg::no_node && p.id >= first_id_ && p.id - first_id_ > options_.max_nodes) {
+    return base::make_error(
+        errc::limit_exceeded,
+        "schema needs more than " + std::to_string(options_.max_nodes) + " grammar nodes");
+  }
+  return {};
+}
+
+peg::parser schema_compiler::choice_of(std::vector<alternative> alts) {
+  std::stable_partition(alts.begin(), alts.end(),
+                        [](const alternative& a) { return !a.raw_string; });
+  std::vector<peg::parser> ps;
+  for (const auto& a : alts) {
+    if (!is_never(a.p)) ps.push_back(a.p);
+  }
+  if (ps.empty()) return never_;
+  if (ps.size() == 1) return ps[0];
+  return b_.choice(std::move(ps));
+}
+
+base::status schema_compiler::check_keywords(const json::value& s, const std::string& path) {
+  for (const auto& [k, v] : s.items()) {
+    const std::string at = json::path_key(path, k);
+    if (contains(annotation_keywords, k)) {
+      if ((k == "$defs" || k == "definitions") && !v.is_object()) {
+        return schema_error(at, "'" + k + "' must be an object");
+      }
+      continue;
+    }
+    if (contains(unenforced_keywords, k)) {
+      warn(at, "keyword '" + k + "' is not enforced");
+      continue;
+    }
+    if (!contains(enforced_keywords, k)) {
+      warn(at, "unknown keyword '" + k + "' ignored");
+      continue;
+    }
+    if (k == "type") {
+      auto check_name = [&](const json::value& n, const std::string& p) -> base::status {
+        if (!n.is_string()) return schema_error(p, "'type' must be a string or an array");
+        if (type_from_name(n.get<std::string>()) == 0) {
+          return schema_error(p, "unknown type '" + n.get<std::string>() + "'");
+        }
+        return {};
+      };
+      if (v.is_array()) {
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          if (auto st = check_name(v[i], json::path_index(at, i)); !st) return st;
+        }
+      } else if (auto st = check_name(v, at); !st) {
+        return st;
+      }
+    } else if (k == "required") {
+      if (!v.is_array()) return schema_error(at, "'required' must be an array of strings");
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        if (!v[i].is_string()) {
+          return schema_error(json::path_index(at, i), "'required' entries must be strings");
+        }
+      }
+    } else if (k == "properties") {
+      if (!v.is_object()) return schema_error(at, "'properties' must be an object");
+    } else if (k == "additionalProperties" || k == "additionalItems") {
+      if (!v.is_object() && !v.is_boolean()) {
+        return schema_error(at, "'" + k + "' must be a schema");
+      }
+    } else if (k == "items") {
+      if (!v.is_object() && !v.is_boolean() && !v.is_array()) {
+        return schema_error(at, "'items' must be a schema or an array of schemas");
+      }
+    } else if (k == "prefixItems") {
+      if (!v.is_array()) return schema_error(at, "'prefixItems' must be an array");
+    } else if (k == "minItems" || k == "maxItems" || k == "minLength" || k == "maxLength") {
+      if (!is_count(v)) return schema_error(at, "'" + k + "' must be a non-negative integer");
+    } else if (k == "anyOf" || k == "oneOf" || k == "allOf") {
+      if (!v.is_array() || v.empty()) {
+        return schema_error(at, "'" + k + "' must be a non-empty array");
+      }
+    } else if (k == "enum") {
+      if (!v.is_array()) return schema_error(at, "'enum' must be an array");
+    } else if (k == "$ref") {
+      if (!v.is_string()) return schema_error(at, "'$ref' must be a string");
+    } else if (k == "nullable") {
+      if (!v.is_boolean()) return schema_error(at, "'nullable' must be a boolean");
+    }
+  }
+  return {};
+}
+
+base::status schema_compiler::types_of(const json::value& s, const std::string& path,
+                                       std::uint8_t& types, bool& explicit_type) {
+  (void)path;
+  types = 0;
+  explicit_type = false;
+  if (auto it = s.find("type"); it != s.end()) {
+    explicit_type = true;
+    if (it->is_array()) {
+      for (const auto& n : *it) types |= type_from_name(n.get<std::string>());
+    } else {
+      types = type_from_name(it->get<std::string>());
+    }
+    if (s.value("nullable", false)) types |= t_null;
+    return {};
+  }
+  // No type: infer from the keywords present (a schema with properties is meant to be an
+  // object; strictly it would also accept every non-object).
+  for (const auto& [k, v] : s.items()) {
+    if (contains(object_keywords, k)) types |= t_object;
+    if (contains(array_keywords, k)) types |= t_array;
+    if (contains(string_keywords, k)) types |= t_string;
+    if (contains(number_keywords, k)) types |= t_number;
+  }
+  if (types == 0)
+    types = t_all;
+  else if (s.value("nullable", false))
+    types |= t_null;
+  return {};
+}
+
+// ---- $ref ------------------------------------------------------------------------------
+
+base::result<const json::value*> schema_compiler::resolve_pointer(const std::string& ref,
+                                                                  const std::string& path) {
+  const json::value* cur = &root_;
+  std::string_view pointer = std::string_view(ref).substr(1);  // after '#'
+  if (pointer.empty()) return cur;
+  pointer.remove_prefix(1);  // leading '/'
+  while (true) {
+    const std::size_t slash = pointer.find('/');
+    std::string token;
+    const std::string_view raw = pointer.substr(0, slash);
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] == '~' && i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1')) {
+        token += raw[i + 1] == '0' ? '~' : '/';
+        ++i;
+      } else {
+        token += raw[i];
+      }
+    }
+    if (cur->is_object()) {
+      auto it = cur->find(token);
+      if (it == cur->end()) return schema_error(path, "$ref '" + ref + "' points to nothing");
+      cur = &*it;
+    } else if (cur->is_array() && !token.empty() &&
+               std::all_of(token.begin(), token.end(),
+                           [](char c) { return c >= '0' && c <= '9'; }) &&
+               token.size() < 10 && std::stoul(token) < cur->size()) {
+      cur = &(*cur)[std::stoul(token)];
+    } else {
+      return schema_error(path, "$ref '" + ref + "' points to nothing");
+    }
+    if (slash == std::string_view::npos) break;
+    pointer.remove_prefix(slash + 1);
+  }
+  return cur;
+}
+
+// Follows a chain of bare {"$ref": ...} schemas to the first schema that is not one.
+base::result<const json::value*> schema_compiler::follow_refs(const json::value& s,
+                                                              const std::string& path) {
+  const json::value* cur = &s;
+  std::set<std::string> seen;
+  while (cur->is_object() && cur->contains("$ref") && (*cur)["$ref"].is_string() &&
+         !has_constraints(*cur, {"$ref"})) {
+    const std::string ref = (*cur)["$ref"].get<std::string>();
+    if (ref.empty() || ref[0] != '#' || (ref.size() > 1 && ref[1] != '/')) return cur;
+    if (!seen.insert(ref).second) return schema_error(path, "cyclic $ref '" + ref + "'");
+    auto next = resolve_pointer(ref, path);
+    if (!next) return std::move(next).error();
+    cur = *next;
+  }
+  return cur;
+}
+
+base::result<peg::parser> schema_compiler::ref_parser(const std::string& ref,
+                                                      const std::string& path) {
+  if (ref.empty() || ref[0] != '#' || (ref.size() > 1 && ref[1] != '/')) {
+    warn(path, "$ref '" + ref + "' is not a local JSON pointer; any value accepted");
+    return b_.json_value();
+  }
+  if (auto it = ref_rules_.find(ref); it != ref_rules_.end()) return b_.ref(it->second);
+  auto target = resolve_pointer(ref, path);
+  if (!target) return std::move(target).error();
+  std::string name = new_rule_name(ref.size() <= 1 ? "root" : "ref-" + ref.substr(2));
+  ref_rules_.emplace(ref, name);
+  pending_refs_.emplace_back(ref, name);
+  return b_.ref(name);
+}
+
+// ---- allOf -----------------------------------------------------------------------------
+
+void schema_compiler::merge_into(json::value& into, const json::value& from,
+                                 const std::string& path) {
+  if (into.is_boolean() && !into.get<bool>()) return;
+  if (from.is_boolean()) {
+    if (!from.get<bool>()) into = false;
+    return;
+  }
+  if (into.is_boolean()) into = json::value::object();
+  auto as_types = [](const json::value& t) {
+    std::uint8_t out = 0;
+    if (t.is_array()) {
+      for (const auto& n : t) out |= n.is_string() ? type_from_name(n.get<std::string>()) : 0;
+    } else if (t.is_string()) {
+      out = type_from_name(t.get<std::string>());
+    }
+    return out;
+  };
+  for (const auto& [k, v] : from.items()) {
+    if (k == "$defs" || k == "definitions" || contains(annotation_keywords, k)) continue;
+    if (!into.contains(k)) {
+      into[k] = v;
+      continue;
+    }
+    json::value& cur = into[k];
+    if (cur == v) continue;
+    if (k == "properties" && cur.is_object() && v.is_object()) {
+      for (const auto& [pk, pv] : v.items()) {
+        if (cur.contains(pk)) {
+          cur[pk] = json::value{{"allOf", json::value::array({cur[pk], pv})}};
+        } else {
+          cur[pk] = pv;
+        }
+      }
+    } else if (k == "required" && cur.is_array() && v.is_array()) {
+      for (const auto& r : v) {
+        if (std::find(cur.begin(), cur.end(), r) == cur.end()) cur.push_back(r);
+      }
+    } else if (k == "type") {
+      std::uint8_t a = as_types(cur), c = as_types(v);
+      if ((a & t_number) && (c & t_integer)) a |= t_integer;
+      if ((c & t_number) && (a & t_integer)) c |= t_integer;
+      const std::uint8_t both = a & c;
+      json::value names = json::value::array();
+      for (const char* n : {"null", "boolean", "integer", "number", "string", "array", "object"}) {
+        if (both & type_from_name(n)) names.push_back(n);
+      }
+      if ((both & t_integer) && (both & t_number) && !((a & t_number) && (c & t_number))) {
+        names.erase(std::find(names.begin(), names.end(), "number"));
+      }
+      cur = names;
+    } else if ((k == "minLength" || k == "minItems") && cur.is_number() && v.is_number()) {
+      if (v > cur) cur = v;
+    } else if ((k == "maxLength" || k == "maxItems") && cur.is_number() && v.is_number()) {
+      if (v < cur) cur = v;
+    } else if (k == "additionalProperties") {
+      if (v.is_boolean() && !v.get<bool>())
+        cur = false;
+      else if (cur.is_boolean() && cur.get<bool>())
+        cur = v;
+      else if (!(v.is_boolean() || cur.is_boolean()))
+        cur = json::value{{"allOf", {cur, v}}};
+    } else if (k == "items" && !cur.is_array() && !v.is_array()) {
+      cur = json::value{{"allOf", {cur, v}}};
+    } else if (k == "enum" && cur.is_array() && v.is_array()) {
+      json::value kept = json::value::array();
+      for (const auto& e : cur) {
+        if (std::find(v.begin(), v.end(), e) != v.end()) kept.push_back(e);
+      }
+      cur = kept;
+    } else if (k == "const") {
+      into["enum"] = json::value::array();  // two different constants: nothing matches
+    } else if (k == "nullable") {
+      cur = cur.is_boolean() && v.is_boolean() && cur.get<bool>() && v.get<bool>();
+    } else {
+      warn(json::path_key(path, k), "allOf: conflicting '" + k + "', the first one is used");
+    }
+  }
+}
+
+base::result<json::value> schema_compiler::flatten_all_of(const json::value& s,
+                                                          const std::string& path,
+                                                          std::size_t depth) {
+  if (depth > options_.max_depth) {
+    base::location where;
+    where.path = path;
+    return base::make_error(errc::limit_exceeded,
+                            "allOf/$ref nesting deeper than " + std::to_string(options_.max_depth),
+                            where);
+  }
+  json::value merged = json::value::object();
+  std::vector<std::pair<const json::value*, std::string>> parts;
+  for (const auto& [k, v] : s.items()) {
+    if (k != "allOf" && k != "$ref") merged[k] = v;
+  }
+  if (auto it = s.find("$ref"); it != s.end()) {
+    const std::string ref = it->get<std::string>();
+    if (ref.empty() || ref[0] != '#' || (ref.size() > 1 && ref[1] != '/')) {
+      warn(json::path_key(path, "$ref"), "$ref '" + ref + "' is not a local JSON pointer; ignored");
+    } else {
+      auto target = resolve_pointer(ref, json::path_key(path, "$ref"));
+      if (!target) return std::move(target).error();
+      parts.emplace_back(*target, json::path_key(path, "$ref"));
+    }
+  }
+  if (auto it = s.find("allOf"); it != s.end()) {
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      parts.emplace_back(&(*it)[i], json::path_index(json::path_key(path, "allOf"), i));
+    }
+  }
+  for (const auto& [part, part_path] : parts) {
+    if (part->is_object() && (part->contains("allOf") || part->contains("$ref"))) {
+      if (auto st = check_keywords(*part, part_path); !st) return std::move(st).error();
+      auto flat = flatten_all_of(*part, part_path, depth + 1);
+      if (!flat) return flat;
+      merge_into(merged, *flat, part_path);
+    } else if (part->is_object() || part->is_boolean()) {
+      merge_into(merged, *part, part_path);
+    } else {
+      return schema_error(part_path, "a schema must be an object or a boolean");
+    }
+  }
+  return merged;
+}
+
+// ---- dispatch --------------------------------------------------------------------------
+
+base::result<peg::parser> schema_compiler::compile(const json::value& s, const std::string& path,
+                                                   std::size_t depth) {
+  std::vector<alternative> alts;
+  if (auto st = compile_alts(s, path, false, depth, alts); !st) return std::move(st).error();
+  return choice_of(std::move(alts));
+}
+
+base::status schema_compiler::compile_alts(const json::value& s, const std::string& path, bool raw,
+                                           std::size_t depth, std::vector<alternative>& out) {
+  if (depth > options_.max_depth) {
+    base::location where;
+    where.path = path;
+    return base::make_error(errc::limit_exceeded,
+                            "schema nesting deeper than " + std::to_string(options_.max_depth),
+                            where);
+  }
+  const peg::parser& term = options_.raw_terminator;
+  auto typed = [&](peg::parser p) {
+    if (is_never(p)) return;
+    out.push_back({raw ? p + b_.peek(term) : p, false});
+  };
+  auto raw_string = [&]() { out.push_back({options_.raw_value, true}); };
+
+  if (s.is_boolean()) {
+    if (!s.get<bool>()) return {};
+    if (!raw) {
+      out.push_back({b_.json_value(), false});
+      return {};
+    }
+    typed(b_.json_object());
+    typed(b_.json_array());
+    typed(number_parser());
+    typed(b_.json_bool());
+    typed(b_.json_null());
+    raw_string();
+    return {};
+  }
+  if (!s.is_object()) return schema_error(path, "a schema must be an object or a boolean");
+  if (auto st = check_keywords(s, path); !st) return st;
+
+  // $ref (with sibling constraints it means allOf [target, siblings]).
+  if (auto it = s.find("$ref"); it != s.end()) {
+    const std::string ref = it->get<std::string>();
+    const std::string ref_path = json::path_key(path, "$ref");
+    if (has_constraints(s, {"$ref"}) || s.contains("allOf")) {
+      auto flat = flatten_all_of(s, path, depth + 1);
+      if (!flat) return std::move(flat).error();
+      storage_.push_back(std::move(*flat));
+      return compile_alts(storage_.back(), path, raw, depth + 1, out);
+    }
+    const bool local = !ref.empty() && ref[0] == '#' && (ref.size() == 1 || ref[1] == '/');
+    if (raw && local && raw_inlining_.count(ref) == 0) {
+      // A raw position: the definition must be compiled with raw semantics here.
+      auto target = resolve_pointer(ref, ref_path);
+      if (!target) return std::move(target).error();
+      raw_inlining_.insert(ref);
+      auto st = compile_alts(**target, ref_path, true, depth + 1, out);
+      raw_inlining_.erase(ref);
+      return st;
+    }
+    auto p = ref_parser(ref, ref_path);
+    if (!p) return std::move(p).error();
+    typed(*p);
+    return {};
+  }
+
+  if (s.contains("allOf")) {
+    auto flat = flatten_all_of(s, path, depth + 1);
+    if (!flat) return std::move(flat).error();
+    storage_.push_back(std::move(*flat));
+    return compile_alts(storage_.back(), path, raw, depth + 1, out);
+  }
+
+  for (const char* key : {"anyOf", "oneOf"}) {
+    auto it = s.find(key);
+    if (it == s.end()) continue;
+    const std::string alts_path = json::path_key(path, key);
+    if (std::string_view(key) == "oneOf") {
+      warn(alts_path, "oneOf is matched as anyOf (exclusivity is not enforced)");
+    }
+    // Sibling keywords apply to every alternative: merge them in.
+    json::value siblings = json::value::object();
+    for (const auto& [k, v] : s.items()) {
+      if (k != key) siblings[k] = v;
+    }
+    const bool merge = has_constraints(siblings, {});
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const json::value& alt = (*it)[i];
+      const std::string alt_path = json::path_index(alts_path, i);
+      if (!merge) {
+        if (auto st = compile_alts(alt, alt_path, raw, depth + 1, out); !st) return st;
+        continue;
+      }
+      if (!alt.is_object() && !alt.is_boolean()) {
+        return schema_error(alt_path, "a schema must be an object or a boolean");
+      }
+      json::value combined = json::value::object();
+      combined["allOf"] = json::value::array({siblings, alt});
+      storage_.push_back(std::move(combined));
+      if (auto st = compile_alts(storage_.back(), alt_path, raw, depth + 1, out); !st) return st;
+    }
+    return {};
+  }
+
+  std::uint8_t types = 0;
+  bool explicit_type = false;
+  if (auto st = types_of(s, path, types, explicit_type); !st) return st;
+
+  auto type_of_value = [](const json::value& v) -> std::uint8_t {
+    if (v.is_null()) return t_null;
+    if (v.is_boolean()) return t_boolean;
+    if (v.is_number_integer() || v.is_number_unsigned()) return t_integer | t_number;
+    if (v.is_number()) return t_number;
+    if (v.is_string()) return t_string;
+    if (v.is_array()) return t_array;
+    return t_object;
+  };
+  if (s.contains("const") || s.contains("enum")) {
+    std::vector<const json::value*> values;
+    if (auto c = s.find("const"); c != s.end()) {
+      values.push_back(&*c);
+    } else {
+      for (const auto& v : s["enum"]) values.push_back(&v);
+    }
+    std::vector<const json::value*> kept;
+    for (const auto* v : values) {
+      if (!explicit_type || (type_of_value(*v) & types) != 0) kept.push_back(v);
+    }
+    value_alternatives(kept, raw, out);
+    return {};
+  }
+
+  if (types & t_object) {
+    auto p = object_parser(s, path, depth);
+    if (!p) return std::move(p).error();
+    typed(*p);
+  }
+  if (types & t_array) {
+    auto p = array_parser(s, path, depth);
+    if (!p) return std::move(p).error();
+    typed(*p);
+  }
+  if (types & t_number) {
+    typed(number_parser());
+  } else if (types & t_integer) {
+    typed(integer_parser());
+  }
+  if (types & t_boolean) typed(b_.json_bool());
+  if (types & t_null) typed(b_.json_null());
+  if (types & t_string) {
+    if (raw) {
+      if (s.contains("minLength") || s.contains("maxLength")) {
+        warn(path, "minLength/maxLength are not enforced on raw string values");
+      }
+      raw_string();
+    } else {
+      out.push_back({string_parser(s, path), false});
+    }
+  }
+  for (const auto& a : out) {
+    if (auto st = check_budget(a.p); !st) {
+      auto e = std::move(st).error();
+      e.where.path = path;
+      return e;
+    }
+  }
+  return {};
+}
+
+base::result<peg::parser> schema_compiler::run() {
+  first_id_ = static_cast<peg::node_id>(b_.size());
+  prefix_ = sanitize_rule_name(options_.name);
+  if (prefix_.empty()) prefix_ = "schema";
+  // Rule names must be unique per builder: if this prefix is taken, number it.
+  std::set<std::string> taken;
+  for (peg::node_id id = 0; id < b_.size(); ++id) {
+    if (const auto* r = std::get_if<peg::nodes::rule>(&b_.at(id))) taken.insert(r->name);
+  }
+  auto prefix_taken = [&](const std::string& p) {
+    auto it = taken.lower_bound(p);
+    return it != taken.end() && (*it == p || it->rfind(p + "-", 0) == 0);
+  };
+  if (prefix_taken(prefix_)) {
+    std::string base = prefix_;
+    for (int i = 2; prefix_taken(prefix_); ++i) prefix_ = base + std::to_string(i);
+  }
+  if (options_.raw && (options_.raw_value.owner != &b_ || options_.raw_terminator.owner != &b_)) {
+    return base::make_error(errc::invalid_argument,
+                            "schema_options.raw needs raw_value and raw_terminator parsers "
+                            "from the same builder");
+  }
+  never_ = b_.negate(b_.eps());
+
+  std::vector<alternative> alts;
+  if (auto st = compile_alts(root_, "$", options_.raw, 0, alts); !st) {
+    return std::move(st).error();
+  }
+  peg::parser top = choice_of(std::move(alts));
+
+  // Referenced definitions: each becomes one rule, compiled once (refs inside may add more).
+  for (std::size_t i = 0; i < pending_refs_.size(); ++i) {
+    const auto [ref, name] = pending_refs_[i];
+    std::string path = "$";
+    {
+      std::string_view pointer = std::string_view(ref).substr(1);
+      while (!pointer.empty()) {
+        pointer.remove_prefix(1);
+        const std::size_t slash = pointer.find('/');
+        path = json::path_key(path, pointer.substr(0, slash));
+        if (slash == std::string_view::npos) break;
+        pointer.remove_prefix(slash);
+      }
+    }
+    auto resolved = resolve_pointer(ref, path);
+    if (!resolved) return std::move(resolved).error();
+    auto chain = follow_refs(**resolved, path);
+    if (!chain) return std::move(chain).error();
+    auto p = compile(**resolved, path, 0);
+    if (!p) return p;
+    if (auto st = check_budget(*p); !st) return std::move(st).error();
+    b_.rule(name, *p);
+  }
+  return b_.schema(options_.name, json::dump(root_), options_.raw, top);
+}
+
+}  // namespace detail
+
+base::result<compiled_schema> compile_schema(peg::builder& b, const json::value& schema,
+                                             const schema_options& options) {
+  detail::schema_compiler c(b, schema, options);
+  auto p = c.run();
+  if (!p) return std::move(p).error();
+  return compiled_schema{*p, c.take_warnings()};
+}
+
+}  // namespace chatpeg::grammar

@@ -1,0 +1,113 @@
+// Internal state of the JSON Schema → PEG compiler (compile_schema in schema.cpp). The
+// compiler is split by concern: schema.cpp holds dispatch, $ref, allOf/anyOf and keyword
+// bookkeeping; schema_types.cpp the scalar types, const and enum; schema_objects.cpp objects
+// and arrays. Everything here is detail: the public contract is grammar/schema.h.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "chatpeg/base/result.h"
+#include "chatpeg/grammar/schema.h"
+#include "chatpeg/json/json.h"
+#include "chatpeg/peg/builder.h"
+
+namespace chatpeg::grammar::detail {
+
+// JSON types as a bit set (number includes integer when both are allowed).
+enum type_bit : std::uint8_t {
+  t_null = 1,
+  t_boolean = 2,
+  t_integer = 4,
+  t_number = 8,
+  t_string = 16,
+  t_array = 32,
+  t_object = 64,
+  t_all = 127,
+};
+
+// One alternative of a value position. In raw mode string alternatives (`raw_string`) are
+// catch-alls (raw_value reads to the closer), so they are ordered after the typed ones.
+struct alternative {
+  peg::parser p;
+  bool raw_string = false;
+};
+
+class schema_compiler {
+ public:
+  schema_compiler(peg::builder& b, const json::value& root, const schema_options& options);
+
+  base::result<peg::parser> run();
+  std::vector<schema_warning> take_warnings() { return std::move(warnings_); }
+
+  // A JSON value position (never raw).
+  base::result<peg::parser> compile(const json::value& s, const std::string& path,
+                                    std::size_t depth);
+  // Appends the alternatives of a position; raw applies to this position only.
+  base::status compile_alts(const json::value& s, const std::string& path, bool raw,
+                            std::size_t depth, std::vector<alternative>& out);
+
+  // schema_types.cpp
+  peg::parser string_parser(const json::value& s, const std::string& path);
+  peg::parser integer_parser();
+  peg::parser number_parser();
+  peg::parser const_parser(const json::value& v, std::size_t depth);  // JSON text of v
+  peg::parser string_const_parser(const std::string& text);           // "text", escapes ok
+  // Appends const/enum values to out (raw: strings become guarded raw_value).
+  void value_alternatives(const std::vector<const json::value*>& values, bool raw,
+                          std::vector<alternative>& out);
+
+  // schema_objects.cpp
+  base::result<peg::parser> object_parser(const json::value& s, const std::string& path,
+                                          std::size_t depth);
+  base::result<peg::parser> array_parser(const json::value& s, const std::string& path,
+                                         std::size_t depth);
+
+  // Helpers shared by the files.
+  peg::builder& b() { return b_; }
+  peg::parser ws() { return b_.space(); }
+  peg::parser never() { return never_; }
+  bool is_never(peg::parser p) const { return p.id == never_.id; }
+  peg::parser choice_of(std::vector<alternative> alts);  // never when empty
+  std::string new_rule_name(const std::string& hint);    // unique, GBNF-safe
+  void warn(const std::string& path, std::string message);
+  base::status check_budget(peg::parser p);
+  const schema_options& options() const { return options_; }
+
+ private:
+  base::result<peg::parser> ref_parser(const std::string& ref, const std::string& path);
+  base::result<const json::value*> resolve_pointer(const std::string& ref, const std::string& path);
+  base::result<const json::value*> follow_refs(const json::value& s, const std::string& path);
+  base::result<json::value> flatten_all_of(const json::value& s, const std::string& path,
+                                           std::size_t depth);
+  void merge_into(json::value& into, const json::value& from, const std::string& path);
+  base::status check_keywords(const json::value& s, const std::string& path);
+  base::status types_of(const json::value& s, const std::string& path, std::uint8_t& types,
+                        bool& explicit_type);
+
+  peg::builder& b_;
+  const json::value& root_;
+  schema_options options_;
+  std::string prefix_;
+  std::vector<schema_warning> warnings_;
+  std::set<std::pair<std::string, std::string>> warned_;
+  std::set<std::string> used_names_;
+  std::map<std::string, std::string> ref_rules_;                   // JSON pointer → rule name
+  std::vector<std::pair<std::string, std::string>> pending_refs_;  // pointer, rule name
+  std::set<std::string> raw_inlining_;  // pointers being inlined at a raw position
+  std::deque<json::value> storage_;     // merged schemas (allOf, anyOf siblings)
+  peg::parser never_{};
+  peg::parser string_char_{};  // one JSON string character (escape = one), built lazily
+  peg::node_id first_id_ = 0;
+  std::size_t object_count_ = 0;
+};
+
+// The GBNF-safe form of a name: [a-zA-Z0-9-], other bytes become '-'.
+std::string sanitize_rule_name(std::string_view name);
+
+}  // namespace chatpeg::grammar::detail

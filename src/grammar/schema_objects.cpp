@@ -1,0 +1,265 @@
+// Objects and arrays of the schema compiler.
+//
+// Objects: `{ ws member (, ws member)* }` where a member is `key ws : ws value ws`. Which keys
+// may follow is tracked by the grammar itself:
+//   - up to options.max_permute_keys declared properties: any order. One rule per set of
+//     keys already seen (2^n rules, n ≤ 6 by default → 64), each offering the unseen keys,
+//     additional properties when allowed, and the end when every required key was seen.
+//   - more properties: declared order (what models write), optional keys may be skipped,
+//     additional properties allowed between any two. 2n rules, linear in n.
+// Both are deterministic for an ordered choice: key literals are quoted, so at most one key
+// alternative can match, and additional keys are guarded by "not a declared key".
+//
+// Arrays: prefixItems one by one (each further one optional once minItems is met), then the
+// items schema repeated within what minItems/maxItems leave.
+#include <algorithm>
+
+#include "grammar/schema_compiler.h"
+
+namespace chatpeg::grammar::detail {
+namespace {
+
+std::uint32_t count_of(const json::value& s, const char* key, std::uint32_t fallback) {
+  auto it = s.find(key);
+  if (it == s.end()) return fallback;
+  if (it->is_number_unsigned()) {
+    const auto u = it->get<std::uint64_t>();
+    return u >= peg::unbounded ? peg::unbounded - 1 : static_cast<std::uint32_t>(u);
+  }
+  if (it->is_number_integer()) {
+    const auto i = it->get<std::int64_t>();
+    return i < 0 ? 0 : (i >= peg::unbounded ? peg::unbounded - 1 : static_cast<std::uint32_t>(i));
+  }
+  const double d = it->get<double>();
+  return d <= 0 ? 0 : (d >= 4e9 ? peg::unbounded - 1 : static_cast<std::uint32_t>(d));
+}
+
+}  // namespace
+
+base::result<peg::parser> schema_compiler::object_parser(const json::value& s,
+                                                         const std::string& path,
+                                                         std::size_t depth) {
+  struct member {
+    std::string key;
+    peg::parser p;  // key ws : ws value ws
+    bool required = false;
+  };
+  std::vector<member> members;
+  std::vector<std::string> declared;  // every declared key, also those that can't appear
+
+  std::vector<std::string> required;
+  if (auto it = s.find("required"); it != s.end()) {
+    for (const auto& r : *it) {
+      if (std::find(required.begin(), required.end(), r.get<std::string>()) == required.end()) {
+        required.push_back(r.get<std::string>());
+      }
+    }
+  }
+  auto is_required = [&](const std::string& k) {
+    return std::find(required.begin(), required.end(), k) != required.end();
+  };
+  auto make_member = [&](const std::string& key, peg::parser value) {
+    return b_.literal(json::quote(key)) + ws() + b_.literal(":") + ws() + value + ws();
+  };
+
+  // additionalProperties: absent/true = any value, false = none, schema = that schema.
+  const json::value* additional = nullptr;
+  json::value any = true;
+  if (auto it = s.find("additionalProperties"); it != s.end())
+    additional = &*it;
+  else
+    additional = &any;
+  const std::string additional_path = json::path_key(path, "additionalProperties");
+  peg::parser additional_value = never_;
+  if (!(additional->is_boolean() && !additional->get<bool>())) {
+    auto v = compile(*additional, additional_path, depth + 1);
+    if (!v) return v;
+    additional_value = *v;
+  }
+
+  const std::string props_path = json::path_key(path, "properties");
+  if (auto it = s.find("properties"); it != s.end()) {
+    for (const auto& [key, sub] : it->items()) {
+      declared.push_back(key);
+      auto v = compile(sub, json::path_key(props_path, key), depth + 1);
+      if (!v) return v;
+      if (is_never(*v)) {
+        if (is_required(key)) return never_;  // a required key that can have no value
+        continue;
+      }
+      members.push_back({key, make_member(key, *v), is_required(key)});
+    }
+  }
+  // Required keys without a declared schema take the additionalProperties schema.
+  for (const auto& key : required) {
+    if (std::find(declared.begin(), declared.end(), key) != declared.end()) continue;
+    if (is_never(additional_value)) return never_;
+    declared.push_back(key);
+    members.push_back({key, make_member(key, additional_value), true});
+  }
+
+  peg::parser open = b_.literal("{") + ws();
+  peg::parser close = b_.literal("}");
+  peg::parser sep = b_.literal(",") + ws();
+  const bool has_additional = !is_never(additional_value);
+
+  if (members.empty() && !has_additional) return open + close;
+  if (members.empty() && additional->is_boolean() && declared.empty()) return b_.json_object();
+
+  // An additional member: any key but a declared one.
+  peg::parser extra{};
+  if (has_additional) {
+    std::vector<peg::parser> keys;
+    for (const auto& k : declared) keys.push_back(b_.literal(json::quote(k)));
+    peg::parser key = b_.json_string();
+    if (!keys.empty()) key = b_.negate(b_.choice(std::move(keys))) + key;
+    extra = key + ws() + b_.literal(":") + ws() + additional_value + ws();
+  }
+  if (members.empty()) {
+    return open + b_.optional(extra + b_.zero_or_more(sep + extra)) + close;
+  }
+
+  const std::string base = new_rule_name("obj" + std::to_string(++object_count_));
+  const std::size_t n = members.size();
+  peg::parser body{};
+  if (n <= options_.max_permute_keys && n < 16) {
+    // rest(S): after at least one member, S = keys seen so far.
+    std::uint32_t required_mask = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (members[i].required) required_mask |= 1u << i;
+    }
+    auto rest_name = [&](std::uint32_t mask) { return base + "-s" + std::to_string(mask); };
+    for (std::uint32_t mask = 0; mask < (1u << n); ++mask) {
+      std::vector<peg::parser> alts;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (mask & (1u << i)) continue;
+        alts.push_back(sep + members[i].p + b_.ref(rest_name(mask | (1u << i))));
+      }
+      if (has_additional) alts.push_back(sep + extra + b_.ref(rest_name(mask)));
+      if ((mask & required_mask) == required_mask) alts.push_back(b_.eps());
+      auto rule = b_.rule(rest_name(mask), alts.size() == 1 ? alts[0] : b_.choice(alts));
+      used_names_.insert(rest_name(mask));
+      if (auto st = check_budget(rule); !st) return std::move(st).error();
+    }
+    std::vector<peg::parser> first;
+    for (std::size_t i = 0; i < n; ++i) {
+      first.push_back(members[i].p + b_.ref(rest_name(1u << i)));
+    }
+    if (has_additional) first.push_back(extra + b_.ref(rest_name(0)));
+    if (required_mask == 0) first.push_back(b_.eps());
+    body = b_.choice(std::move(first));
+  } else {
+    // Declared order. tail(i): at least one member written, keys i.. may follow.
+    // head(i): nothing written yet, keys i.. may follow.
+    auto tail_name = [&](std::size_t i) { return base + "-t" + std::to_string(i); };
+    auto head_name = [&](std::size_t i) { return base + "-h" + std::to_string(i); };
+    peg::parser extras = has_additional ? b_.zero_or_more(sep + extra) : b_.eps();
+    for (std::size_t i = n + 1; i-- > 0;) {
+      peg::parser tail{};
+      peg::parser head{};
+      if (i == n) {
+        tail = extras;
+        head = has_additional ? b_.choice({extra + b_.ref(tail_name(n)), b_.eps()}) : b_.eps();
+      } else {
+        auto take = members[i].p + b_.ref(tail_name(i + 1));
+        if (members[i].required) {
+          tail = extras + sep + take;
+          head = has_additional ? b_.choice({take, extra + b_.ref(tail_name(i))}) : take;
+        } else {
+          tail = extras + b_.choice({sep + take, b_.ref(tail_name(i + 1))});
+          std::vector<peg::parser> alts{take};
+          if (has_additional) alts.push_back(extra + b_.ref(tail_name(i)));
+          alts.push_back(b_.ref(head_name(i + 1)));
+          head = b_.choice(std::move(alts));
+        }
+      }
+      b_.rule(tail_name(i), tail);
+      auto h = b_.rule(head_name(i), head);
+      used_names_.insert(tail_name(i));
+      used_names_.insert(head_name(i));
+      if (auto st = check_budget(h); !st) return std::move(st).error();
+    }
+    body = b_.ref(head_name(0));
+  }
+  return open + body + close;
+}
+
+base::result<peg::parser> schema_compiler::array_parser(const json::value& s,
+                                                        const std::string& path,
+                                                        std::size_t depth) {
+  // Element schemas: prefixItems (or the draft-4 array form of items), then items (or
+  // additionalItems after an items array).
+  const json::value* prefix = nullptr;
+  std::string prefix_path;
+  const json::value* rest = nullptr;
+  std::string rest_path;
+  json::value any = true;
+  if (auto it = s.find("prefixItems"); it != s.end()) {
+    prefix = &*it;
+    prefix_path = json::path_key(path, "prefixItems");
+  }
+  if (auto it = s.find("items"); it != s.end()) {
+    if (it->is_array()) {
+      prefix = &*it;
+      prefix_path = json::path_key(path, "items");
+      if (auto a = s.find("additionalItems"); a != s.end()) {
+        rest = &*a;
+        rest_path = json::path_key(path, "additionalItems");
+      }
+    } else {
+      rest = &*it;
+      rest_path = json::path_key(path, "items");
+    }
+  }
+  if (rest == nullptr) rest = &any;
+  const std::uint32_t min = count_of(s, "minItems", 0);
+  std::uint32_t max = count_of(s, "maxItems", peg::unbounded);
+  if (min > max) return never_;
+  if (!prefix && rest == &any && min == 0 && max == peg::unbounded) return b_.json_array();
+
+  std::vector<peg::parser> prefix_items;
+  if (prefix) {
+    for (std::size_t i = 0; i < prefix->size() && i < max; ++i) {
+      auto p = compile((*prefix)[i], json::path_index(prefix_path, i), depth + 1);
+      if (!p) return p;
+      if (is_never(*p)) {
+        max = static_cast<std::uint32_t>(i);  // no element can be at this index
+        break;
+      }
+      prefix_items.push_back(*p);
+    }
+  }
+  peg::parser item = never_;
+  if (!(rest->is_boolean() && !rest->get<bool>())) {
+    auto p = compile(*rest, rest_path.empty() ? path : rest_path, depth + 1);
+    if (!p) return p;
+    item = *p;
+  }
+  const auto m = static_cast<std::uint32_t>(prefix_items.size());
+  if (is_never(item) || (prefix && prefix_items.size() < prefix->size())) {
+    max = std::min(max, m);  // nothing after the prefix
+  }
+  if (min > max) return never_;
+
+  peg::parser sep = b_.literal(",") + ws();
+  // The homogeneous tail after `done` elements (done ≥ m), as a parser including separators.
+  auto homogeneous = [&](std::uint32_t done) -> peg::parser {
+    const std::uint32_t lo = min > done ? min - done : 0;
+    const std::uint32_t hi = max == peg::unbounded ? peg::unbounded : max - done;
+    if (hi == 0) return b_.eps();
+    auto first = (done > 0 ? sep : b_.eps()) + item + ws();
+    auto more = b_.repeat(sep + item + ws(), lo > 0 ? lo - 1 : 0,
+                          hi == peg::unbounded ? peg::unbounded : hi - 1);
+    return lo > 0 ? first + more : b_.optional(first + more);
+  };
+  // Built from the end: elements i.. given i already written.
+  peg::parser tail = homogeneous(std::max(m, std::uint32_t{0}));
+  for (std::uint32_t i = m; i-- > 0;) {
+    if (i >= max) continue;
+    auto elem = (i > 0 ? sep : b_.eps()) + prefix_items[i] + ws() + tail;
+    tail = i >= min ? b_.optional(elem) : elem;
+  }
+  return b_.literal("[") + ws() + tail + b_.literal("]");
+}
+
+}  // namespace chatpeg::grammar::detail
