@@ -652,7 +652,7 @@ base::result<peg::parser> schema_compiler::run() {
   };
   if (prefix_taken(prefix_)) {
     std::string base = prefix_;
-    for (int i = 2; prefix_taken(prefix_); ++i) prefix_ = base + std::to_string(i);
+    for (int i = 2; prefix_taken(prefix_); ++i) prefix_ = base + "-" + std::to_string(i);
   }
   if (options_.raw && (options_.raw_value.owner != &b_ || options_.raw_terminator.owner != &b_)) {
     return base::make_error(errc::invalid_argument,
