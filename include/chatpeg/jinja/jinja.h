@@ -1,0 +1,65 @@
+// Public API of the Jinja engine: parse a Hugging Face chat template once into an immutable
+// program, then render it many times (concurrently if wished) against JSON contexts, with
+// Python Jinja2 semantics as transformers configures it (trim_blocks, lstrip_blocks, loop
+// controls, sandboxed, tojson/raise_exception/strftime_now) and hard resource limits.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <ctime>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "chatpeg/base/result.h"
+#include "chatpeg/json/json.h"
+
+namespace chatpeg::jinja {
+
+struct parse_options {
+  std::string file;                         // used in error locations
+  std::size_t max_source_bytes = 4u << 20;  // larger sources are errc::limit_exceeded
+  std::size_t max_nesting = 200;            // expression/statement nesting while parsing
+};
+
+// A parsed template. Immutable and safe to render from several threads at once.
+class program;
+
+base::result<std::shared_ptr<const program>> parse_template(std::string_view source,
+                                                            const parse_options& options = {});
+
+// Each limit stops rendering with errc::limit_exceeded and its own message (see
+// limit_message_prefix below).
+struct render_limits {
+  std::size_t max_depth = 256;                    // macro calls / recursive loops / nesting
+  std::uint64_t max_loop_iterations = 1'000'000;  // summed over all loops of one render
+  std::size_t max_output_bytes = 16u << 20;       // rendered text and any captured block
+  std::chrono::milliseconds max_time{2000};       // wall time of one render
+  std::size_t max_range = 100'000;                // range() length (Jinja's sandbox bound)
+};
+
+struct render_options {
+  render_limits limits;
+  // Clock used by strftime_now(): returns the local broken-down time. Empty: the system
+  // clock (localtime).
+  std::function<std::tm()> now;
+  std::string file;  // used in error locations
+};
+
+// Renders with the given variables (a JSON object; key order is kept, as Python dicts do).
+// Template errors (raise_exception, type errors, undefined calls, ...) are
+// errc::template_error; raise_exception(msg) yields exactly msg as the message.
+base::result<std::string> render(const program& prog, const json::value& context,
+                                 const render_options& options = {});
+
+// Convenience: the variables transformers passes to a chat template for a request-like
+// object: special tokens merged under the context, `tools`/`documents` defaulting to None and
+// add_generation_prompt to false.
+json::value make_chat_context(const json::value& request, const json::value& special_tokens);
+
+// Parses ISO 8601 "YYYY-MM-DDTHH:MM:SS" into a clock for render_options::now.
+base::result<std::function<std::tm()>> fixed_clock(std::string_view iso8601);
+
+}  // namespace chatpeg::jinja

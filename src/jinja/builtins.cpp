@@ -1,0 +1,348 @@
+// Global functions available to templates (range with the sandbox's size bound, dict,
+// namespace, raise_exception, strftime_now with an injectable clock, joiner, cycler) and
+// tojson exactly as transformers defines it: json.dumps(x, ensure_ascii=False, indent,
+// separators, sort_keys) — Python's separators, float repr, key coercion and escaping.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include "chatpeg/base/utf8.h"
+#include "jinja/interp.h"
+
+namespace chatpeg::jinja::detail {
+namespace {
+
+using fn_ptr = value (*)(interp&, call_args&);
+
+struct builtin_fn final : callable_obj {
+  std::string name;
+  fn_ptr fn;
+  std::string repr() const override { return "<function " + name + ">"; }
+  value call(interp& in, call_args& args) const override { return fn(in, args); }
+};
+
+value fn_range(interp& in, call_args& args) {
+  if (!args.keyword.empty()) in.fail("range() takes no keyword arguments");
+  std::int64_t start = 0, stop = 0, step = 1;
+  auto num = [&](const value& v) {
+    if (v.is_undefined()) in.fail_undefined(v);
+    if (!v.is_int() && !v.is_bool())
+      in.fail("'" + type_name(v) + "' object cannot be interpreted as an integer");
+    return v.as_int();
+  };
+  switch (args.positional.size()) {
+    case 1:
+      stop = num(args.positional[0]);
+      break;
+    case 2:
+      start = num(args.positional[0]);
+      stop = num(args.positional[1]);
+      break;
+    case 3:
+      start = num(args.positional[0]);
+      stop = num(args.positional[1]);
+      step = num(args.positional[2]);
+      break;
+    default:
+      in.fail("range expected at most 3 arguments");
+  }
+  if (step == 0) in.fail("range() arg 3 must not be zero");
+  std::int64_t count = 0;
+  if (step > 0 && stop > start) count = (stop - start + step - 1) / step;
+  if (step < 0 && stop < start) count = (start - stop - step - 1) / (-step);
+  if (static_cast<std::uint64_t>(count) > in.options.limits.max_range)
+    in.fail("Range too big. The sandbox blocks ranges larger than MAX_RANGE (" +
+                std::to_string(in.options.limits.max_range) + ").",
+            base::errc::limit_exceeded);
+  std::vector<value> out;
+  out.reserve(static_cast<std::size_t>(count));
+  for (std::int64_t i = 0; i < count; ++i) out.push_back(value::integer(start + i * step));
+  return value::list(std::move(out));
+}
+
+value fn_dict(interp& in, call_args& args) {
+  auto d = std::make_shared<dict_obj>();
+  if (!args.positional.empty()) {
+    const value& src = args.positional[0];
+    if (src.is_dict()) {
+      d->entries = src.dict().entries;
+    } else {
+      for (const auto& item : iterate(in, src)) {
+        auto kv = iterate(in, item);
+        if (kv.size() != 2) in.fail("dictionary update sequence element has wrong length");
+        d->set(kv[0], kv[1]);
+      }
+    }
+  }
+  for (auto& k : args.keyword) d->set(value::string(k.first), k.second);
+  return value::dict(d);
+}
+
+value fn_namespace(interp&, call_args& args) {
+  auto d = std::make_shared<dict_obj>();
+  for (const auto& p : args.positional)
+    if (p.is_dict())
+      for (const auto& e : p.dict().entries) d->set(e.first, e.second);
+  for (auto& k : args.keyword) d->set(value::string(k.first), k.second);
+  return value::ns(d);
+}
+
+value fn_raise(interp& in, call_args& args) {
+  std::string msg = args.positional.empty() ? std::string() : to_str(args.positional[0]);
+  in.fail(msg, base::errc::template_error);
+}
+
+value fn_strftime(interp& in, call_args& args) {
+  if (args.positional.empty())
+    in.fail("strftime_now() missing 1 required positional argument: 'format'");
+  std::string fmt = to_str(args.positional[0]);
+  std::tm t{};
+  if (in.options.now) {
+    t = in.options.now();
+  } else {
+    std::time_t now = std::time(nullptr);
+    localtime_r(&now, &t);
+  }
+  if (fmt.empty()) return value::string("");
+  std::vector<char> buf(fmt.size() * 8 + 64);
+  while (true) {
+    std::size_t n = std::strftime(buf.data(), buf.size(), fmt.c_str(), &t);
+    if (n > 0 || buf.size() > (1u << 20)) return value::string(std::string(buf.data(), n));
+    buf.resize(buf.size() * 4);
+  }
+}
+
+struct joiner_fn final : callable_obj {
+  std::string sep;
+  mutable bool used = false;
+  value call(interp&, call_args&) const override {
+    if (!used) {
+      used = true;
+      return value::string("");
+    }
+    return value::string(sep);
+  }
+};
+
+value fn_joiner(interp&, call_args& args) {
+  auto j = std::make_shared<joiner_fn>();
+  j->sep = args.positional.empty() ? ", " : to_str(args.positional[0]);
+  return value::callable(j);
+}
+
+void add(scope& s, const char* name, fn_ptr fn) {
+  auto b = std::make_shared<builtin_fn>();
+  b->name = name;
+  b->fn = fn;
+  s.vars.emplace_back(name, value::callable(b));
+}
+
+// ---- tojson ----
+
+struct json_writer {
+  interp& in;
+  std::string indent;  // empty + has_indent=false: single line
+  bool has_indent;
+  std::string item_sep, key_sep;
+  bool sort_keys, ensure_ascii;
+  std::string out;
+
+  void str(std::string_view s) {
+    out += '"';
+    std::size_t i = 0;
+    while (i < s.size()) {
+      unsigned char c = static_cast<unsigned char>(s[i]);
+      switch (c) {
+        case '"':
+          out += "\\\"";
+          ++i;
+          continue;
+        case '\\':
+          out += "\\\\";
+          ++i;
+          continue;
+        case '\n':
+          out += "\\n";
+          ++i;
+          continue;
+        case '\r':
+          out += "\\r";
+          ++i;
+          continue;
+        case '\t':
+          out += "\\t";
+          ++i;
+          continue;
+        case '\b':
+          out += "\\b";
+          ++i;
+          continue;
+        case '\f':
+          out += "\\f";
+          ++i;
+          continue;
+        default:
+          break;
+      }
+      char buf[16];
+      if (c < 0x20 || (ensure_ascii && c == 0x7f)) {
+        std::snprintf(buf, sizeof buf, "\\u%04x", c);
+        out += buf;
+        ++i;
+        continue;
+      }
+      if (c < 0x80 || !ensure_ascii) {
+        out += static_cast<char>(c);
+        ++i;
+        continue;
+      }
+      auto d = base::decode_utf8(s, i);
+      char32_t cp = d.status == base::utf8_status::ok ? d.code_point : 0xFFFD;
+      std::size_t len = d.length ? d.length : 1;
+      if (cp >= 0x10000) {
+        char32_t v = cp - 0x10000;
+        std::snprintf(buf, sizeof buf, "\\u%04x\\u%04x", static_cast<unsigned>(0xD800 + (v >> 10)),
+                      static_cast<unsigned>(0xDC00 + (v & 0x3FF)));
+      } else {
+        std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+      }
+      out += buf;
+      i += len;
+    }
+    out += '"';
+  }
+
+  void number(const value& v) {
+    if (v.is_float()) {
+      double d = v.as_float();
+      if (std::isnan(d))
+        out += "NaN";
+      else if (std::isinf(d))
+        out += d < 0 ? "-Infinity" : "Infinity";
+      else
+        append_float_repr(out, d);
+    } else {
+      out += std::to_string(v.as_int());
+    }
+  }
+
+  void newline(std::size_t level) {
+    out += '\n';
+    for (std::size_t i = 0; i < level; ++i) out += indent;
+  }
+
+  std::string key_string(const value& k) {
+    if (k.is_string()) return k.str();
+    if (k.is_bool()) return k.as_bool() ? "true" : "false";
+    if (k.is_none()) return "null";
+    if (k.is_int() || k.is_float()) {
+      std::string saved;
+      std::swap(saved, out);
+      number(k);
+      std::swap(saved, out);
+      return saved;
+    }
+    in.fail("keys must be str, int, float, bool or None, not " + type_name(k));
+  }
+
+  void write(const value& v, std::size_t level) {
+    if (level > 512) in.fail("maximum recursion depth exceeded while encoding a JSON object");
+    in.check_output_size(out.size());
+    switch (v.kind()) {
+      case vkind::none:
+        out += "null";
+        return;
+      case vkind::boolean:
+        out += v.as_bool() ? "true" : "false";
+        return;
+      case vkind::integer:
+      case vkind::floating:
+        number(v);
+        return;
+      case vkind::string:
+        str(v.str());
+        return;
+      case vkind::list:
+      case vkind::tuple: {
+        const auto& items = v.items();
+        if (items.empty()) {
+          out += "[]";
+          return;
+        }
+        out += '[';
+        for (std::size_t i = 0; i < items.size(); ++i) {
+          if (i) out += item_sep;
+          if (has_indent) newline(level + 1);
+          write(items[i], level + 1);
+        }
+        if (has_indent) newline(level);
+        out += ']';
+        return;
+      }
+      case vkind::dict: {
+        const auto& d = v.dict();
+        if (d.size() == 0) {
+          out += "{}";
+          return;
+        }
+        std::vector<const std::pair<value, value>*> entries;
+        for (const auto& e : d.entries) entries.push_back(&e);
+        if (sort_keys)
+          std::stable_sort(entries.begin(), entries.end(), [&](auto* a, auto* b) {
+            return order(in, a->first, b->first, "<") < 0;
+          });
+        out += '{';
+        bool first = true;
+        for (auto* e : entries) {
+          if (!first) out += item_sep;
+          first = false;
+          if (has_indent) newline(level + 1);
+          str(key_string(e->first));
+          out += key_sep;
+          write(e->second, level + 1);
+        }
+        if (has_indent) newline(level);
+        out += '}';
+        return;
+      }
+      default:
+        in.fail("Object of type " + type_name(v) + " is not JSON serializable");
+    }
+  }
+};
+
+}  // namespace
+
+std::string tojson(interp& in, const value& v, const value& indent, const value& separators,
+                   bool sort_keys, bool ensure_ascii) {
+  json_writer w{in, "", false, ", ", ": ", sort_keys, ensure_ascii, {}};
+  if (!indent.is_none() && !indent.is_undefined()) {
+    w.has_indent = true;
+    w.item_sep = ",";
+    if (indent.is_string())
+      w.indent = indent.str();
+    else
+      w.indent =
+          std::string(static_cast<std::size_t>(std::max<std::int64_t>(0, indent.as_int())), ' ');
+  }
+  if (!separators.is_none() && !separators.is_undefined()) {
+    auto seps = iterate(in, separators);
+    if (seps.size() != 2) in.fail("separators must be a (item_separator, key_separator) pair");
+    w.item_sep = to_str(seps[0]);
+    w.key_sep = to_str(seps[1]);
+  }
+  w.write(v, 0);
+  return std::move(w.out);
+}
+
+void install_globals(interp&, scope& globals) {
+  add(globals, "range", fn_range);
+  add(globals, "dict", fn_dict);
+  add(globals, "namespace", fn_namespace);
+  add(globals, "raise_exception", fn_raise);
+  add(globals, "strftime_now", fn_strftime);
+  add(globals, "joiner", fn_joiner);
+}
+
+}  // namespace chatpeg::jinja::detail

@@ -1,0 +1,582 @@
+// Built-in filters and tests with Jinja2 3.1 semantics (as used by real chat templates):
+// tojson (transformers' json.dumps flavour), length/count, string, trim, items, default,
+// join, list, safe, select/reject(attr), map, first/last, case filters, replace, round,
+// int/float, abs, unique, sort, dictsort, batch, indent, wordcount, center, truncate,
+// escape, sum/min/max, reverse, attr, format, pprint; and the `is` tests.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "jinja/interp.h"
+#include "jinja/strutil.h"
+
+namespace chatpeg::jinja::detail {
+namespace {
+
+// Attribute path lookup of Jinja's make_attrgetter: "a.b.0" → item lookups.
+value attr_path(interp& in, const value& item, const value& attribute) {
+  if (!attribute.is_string()) return getitem_value(in, item, attribute);
+  value cur = item;
+  std::string_view path = attribute.str();
+  std::size_t pos = 0;
+  while (true) {
+    std::size_t dot = path.find('.', pos);
+    std::string_view part = path.substr(pos, dot == std::string_view::npos ? dot : dot - pos);
+    bool numeric = !part.empty() && std::all_of(part.begin(), part.end(),
+                                                [](char c) { return c >= '0' && c <= '9'; });
+    if (numeric)
+      cur = getitem_value(in, cur,
+                          value::integer(std::strtoll(std::string(part).c_str(), nullptr, 10)));
+    else
+      cur = getitem_value(in, cur, value::string(std::string(part)));
+    if (dot == std::string_view::npos) break;
+    pos = dot + 1;
+  }
+  return cur;
+}
+
+value lower_key(const value& v, bool case_sensitive) {
+  if (!case_sensitive && v.is_string()) return value::string(py_lower(v.str()));
+  return v;
+}
+
+std::string html_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&#34;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+double py_round(double x, std::int64_t ndigits) {
+  if (!std::isfinite(x)) return x;
+  if (ndigits == 0) return std::nearbyint(x);
+  if (ndigits > 300 || ndigits < -300) return ndigits > 0 ? x : 0.0 * x;
+  if (ndigits > 0) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "%.*f", static_cast<int>(ndigits), x);
+    return std::strtod(buf, nullptr);
+  }
+  double p = std::pow(10.0, static_cast<double>(-ndigits));
+  return std::nearbyint(x / p) * p;
+}
+
+std::optional<std::int64_t> parse_py_int(std::string s, int base) {
+  std::string t;
+  std::size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  for (std::size_t i = b; i < e; ++i) {
+    if (s[i] == '_') {
+      if (i == b || i + 1 >= e || s[i - 1] == '_') return std::nullopt;
+      continue;
+    }
+    t += s[i];
+  }
+  if (t.empty()) return std::nullopt;
+  std::size_t start = (t[0] == '+' || t[0] == '-') ? 1 : 0;
+  if (base == 16 && t.size() > start + 2 && t[start] == '0' &&
+      (t[start + 1] == 'x' || t[start + 1] == 'X'))
+    t.erase(start, 2);
+  if (t.size() == start) return std::nullopt;
+  for (std::size_t i = start; i < t.size(); ++i) {
+    char c = static_cast<char>(std::tolower(static_cast<unsigned char>(t[i])));
+    int d = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
+            : (c >= 'a' && c <= 'z')                    ? c - 'a' + 10
+                                                        : 99;
+    if (d >= base) return std::nullopt;
+  }
+  errno = 0;
+  long long v = std::strtoll(t.c_str(), nullptr, base);
+  if (errno == ERANGE) return std::nullopt;
+  return v;
+}
+
+std::optional<double> parse_py_float(const std::string& s) {
+  std::string t(py_strip(s, true, true, nullptr));
+  if (t.empty()) return std::nullopt;
+  std::string low = py_lower(t);
+  std::string_view body = low;
+  double sign = 1;
+  if (!body.empty() && (body[0] == '+' || body[0] == '-')) {
+    sign = body[0] == '-' ? -1 : 1;
+    body.remove_prefix(1);
+  }
+  if (body == "inf" || body == "infinity") return sign * INFINITY;
+  if (body == "nan") return NAN;
+  for (char c : body)
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == '+' ||
+          c == '-' || c == '_'))
+      return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(t.c_str(), &end);
+  if (end != t.c_str() + t.size()) return std::nullopt;
+  return v;
+}
+
+std::vector<value> sorted_values(interp& in, std::vector<value> items, bool reverse,
+                                 bool case_sensitive, const value& attribute) {
+  std::vector<std::pair<value, std::size_t>> keyed;
+  keyed.reserve(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    value k = attribute.is_undefined() || attribute.is_none() ? items[i]
+                                                              : attr_path(in, items[i], attribute);
+    keyed.emplace_back(lower_key(k, case_sensitive), i);
+  }
+  std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+    int c = order(in, a.first, b.first, "<");
+    return reverse ? c > 0 : c < 0;
+  });
+  std::vector<value> out;
+  out.reserve(items.size());
+  for (auto& k : keyed) out.push_back(items[k.second]);
+  return out;
+}
+
+std::string soft_str(const value& v) {
+  return to_str(v);
+}
+
+std::vector<value> select_impl(interp& in, const value& seq, call_args& args, bool by_attr,
+                               bool expect) {
+  std::vector<value> out;
+  std::size_t argi = 0;
+  value attribute;
+  if (by_attr) {
+    if (args.positional.empty()) in.fail("Missing parameter for attribute name");
+    attribute = args.positional[argi++];
+  }
+  std::string test_name;
+  call_args test_args;
+  bool has_test = argi < args.positional.size();
+  if (has_test) {
+    test_name = to_str(args.positional[argi++]);
+    for (; argi < args.positional.size(); ++argi)
+      test_args.positional.push_back(args.positional[argi]);
+    test_args.keyword = args.keyword;
+  }
+  for (const auto& item : iterate(in, seq)) {
+    value v = by_attr ? attr_path(in, item, attribute) : item;
+    bool r;
+    if (has_test) {
+      call_args a = test_args;
+      r = apply_test(in, test_name, v, a);
+    } else {
+      r = v.truthy();
+    }
+    if (r == expect) out.push_back(item);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool has_test(std::string_view n) {
+  static const char* const names[] = {
+      "defined",     "undefined", "none",     "boolean", "false",    "true",     "integer",
+      "float",       "number",    "string",   "mapping", "iterable", "sequence", "callable",
+      "sameas",      "escaped",   "in",       "eq",      "equalto",  "==",       "ne",
+      "!=",          "lt",        "lessthan", "<",       "le",       "<=",       "gt",
+      "greaterthan", ">",         "ge",       ">=",      "odd",      "even",     "divisibleby",
+      "lower",       "upper",     "filter",   "test"};
+  for (const char* x : names)
+    if (n == x) return true;
+  return false;
+}
+
+bool apply_test(interp& in, std::string_view n, const value& v, call_args& args) {
+  auto arg0 = [&]() -> value {
+    if (args.positional.empty()) in.fail("test '" + std::string(n) + "' needs an argument");
+    return args.positional[0];
+  };
+  if (n == "defined") return !v.is_undefined();
+  if (n == "undefined") return v.is_undefined();
+  if (n == "none") return v.is_none();
+  if (n == "boolean") return v.is_bool();
+  if (n == "false") return v.is_bool() && !v.as_bool();
+  if (n == "true") return v.is_bool() && v.as_bool();
+  if (n == "integer") return v.is_int();
+  if (n == "float") return v.is_float();
+  if (n == "number") return v.is_number();
+  if (n == "string") return v.is_string();
+  if (n == "mapping") return v.is_dict();
+  if (n == "iterable") return v.is_string() || v.is_sequence() || v.is_dict() || v.is_undefined();
+  if (n == "sequence") return v.is_string() || v.is_sequence() || v.is_dict() || v.is_undefined();
+  if (n == "callable") return v.is_callable() || v.kind() == vkind::loop;
+  if (n == "sameas") {
+    value o = arg0();
+    if (v.kind() != o.kind()) return false;
+    if (v.is_none() || v.is_undefined()) return true;
+    if (v.is_bool() || v.is_int()) return v.as_int() == o.as_int();
+    return v.ptr() == o.ptr();
+  }
+  if (n == "escaped") return false;
+  if (n == "in") return contains(in, arg0(), v);
+  if (n == "eq" || n == "equalto" || n == "==") return equals(v, arg0());
+  if (n == "ne" || n == "!=") return !equals(v, arg0());
+  if (n == "lt" || n == "lessthan" || n == "<") return order(in, v, arg0(), "<") < 0;
+  if (n == "le" || n == "<=") return order(in, v, arg0(), "<=") <= 0;
+  if (n == "gt" || n == "greaterthan" || n == ">") return order(in, v, arg0(), ">") > 0;
+  if (n == "ge" || n == ">=") return order(in, v, arg0(), ">=") >= 0;
+  if (n == "odd" || n == "even" || n == "divisibleby") {
+    if (v.is_undefined()) in.fail_undefined(v);
+    if (!v.is_number())
+      in.fail("unsupported operand type(s) for %: '" + type_name(v) + "' and 'int'");
+    if (n == "divisibleby") {
+      value d = arg0();
+      if (d.as_float() == 0) in.fail("integer division or modulo by zero");
+      return std::fmod(v.as_float(), d.as_float()) == 0;
+    }
+    bool odd = v.is_float() ? std::fmod(v.as_float(), 2.0) != 0 : (v.as_int() % 2) != 0;
+    return n == "odd" ? odd : !odd;
+  }
+  if (n == "lower")
+    return v.is_string() ? py_lower(v.str()) == v.str() : soft_str(v) == py_lower(soft_str(v));
+  if (n == "upper")
+    return v.is_string() ? py_upper(v.str()) == v.str() : soft_str(v) == py_upper(soft_str(v));
+  if (n == "filter") {
+    static const char* const f[] = {
+        "abs",      "attr",       "batch",  "capitalize", "center",  "count",   "d",      "default",
+        "dictsort", "e",          "escape", "first",      "float",   "format",  "items",  "indent",
+        "int",      "join",       "last",   "length",     "list",    "lower",   "map",    "max",
+        "min",      "pprint",     "reject", "rejectattr", "replace", "reverse", "round",  "safe",
+        "select",   "selectattr", "sort",   "string",     "sum",     "title",   "tojson", "trim",
+        "truncate", "unique",     "upper",  "wordcount"};
+    std::string name = to_str(arg0());
+    for (const char* x : f)
+      if (name == x) return true;
+    return false;
+  }
+  if (n == "test") return has_test(to_str(arg0()));
+  in.fail("No test named '" + std::string(n) + "'.");
+}
+
+value apply_filter(interp& in, std::string_view n, const value& v, call_args& args) {
+  arg_reader r{in, args, n.data()};
+  if (n == "tojson") {
+    value indent = r.get(0, "indent", value::none());
+    value ensure_ascii = r.get(99, "ensure_ascii", value::boolean(false));
+    value separators = r.get(99, "separators", value::none());
+    value sort_keys = r.get(99, "sort_keys", value::boolean(false));
+    r.done(1);
+    return value::string(
+        tojson(in, v, indent, separators, sort_keys.truthy(), ensure_ascii.truthy()));
+  }
+  if (n == "length" || n == "count") return value::integer(length_of(in, v));
+  if (n == "string") return value::string(soft_str(v));
+  if (n == "safe") return value::string(soft_str(v));
+  if (n == "trim") {
+    value chars = r.get(0, "chars", value::none());
+    std::string cs = chars.is_none() || chars.is_undefined() ? std::string() : to_str(chars);
+    return value::string(
+        py_strip(soft_str(v), true, true, chars.is_none() || chars.is_undefined() ? nullptr : &cs));
+  }
+  if (n == "items") {
+    if (v.is_undefined()) return value::list({});
+    if (!v.is_dict()) in.fail("Can only get item pairs from a mapping.");
+    std::vector<value> out;
+    for (const auto& e : v.dict().entries) out.push_back(value::tuple({e.first, e.second}));
+    return value::list(std::move(out));
+  }
+  if (n == "default" || n == "d") {
+    value def = r.get(0, "default_value", value::string(""));
+    bool boolean = r.get(1, "boolean", value::boolean(false)).truthy();
+    if (v.is_undefined() || (boolean && !v.truthy())) return def;
+    return v;
+  }
+  if (n == "join") {
+    std::string sep = to_str(r.get(0, "d", value::string("")));
+    value attribute = r.get(1, "attribute", value::none());
+    std::string out;
+    bool first = true;
+    for (const auto& item : iterate(in, v)) {
+      if (!first) out += sep;
+      first = false;
+      append_str(out, attribute.is_none() ? item : attr_path(in, item, attribute));
+      in.check_output_size(out.size());
+    }
+    return value::string(std::move(out));
+  }
+  if (n == "list") return value::list(iterate(in, v));
+  if (n == "selectattr") return value::list(select_impl(in, v, args, true, true));
+  if (n == "rejectattr") return value::list(select_impl(in, v, args, true, false));
+  if (n == "select") return value::list(select_impl(in, v, args, false, true));
+  if (n == "reject") return value::list(select_impl(in, v, args, false, false));
+  if (n == "map") {
+    std::vector<value> out;
+    value attribute = r.get(99, "attribute", value());
+    if (!attribute.is_undefined()) {
+      value def = r.get(99, "default", value());
+      for (const auto& item : iterate(in, v)) {
+        value x = attr_path(in, item, attribute);
+        out.push_back(x.is_undefined() && !def.is_undefined() ? def : x);
+      }
+      return value::list(std::move(out));
+    }
+    if (args.positional.empty()) in.fail("map requires a filter argument");
+    std::string fname = to_str(args.positional[0]);
+    call_args fargs;
+    fargs.positional.assign(args.positional.begin() + 1, args.positional.end());
+    fargs.keyword = args.keyword;
+    for (const auto& item : iterate(in, v)) {
+      call_args a = fargs;
+      out.push_back(apply_filter(in, fname, item, a));
+    }
+    return value::list(std::move(out));
+  }
+  if (n == "first") {
+    auto items = iterate(in, v);
+    if (items.empty()) return value::undefined("No first item, sequence was empty.");
+    return items.front();
+  }
+  if (n == "last") {
+    auto items = iterate(in, v);
+    if (items.empty()) return value::undefined("No last item, sequence was empty.");
+    return items.back();
+  }
+  if (n == "lower") return value::string(py_lower(soft_str(v)));
+  if (n == "upper") return value::string(py_upper(soft_str(v)));
+  if (n == "capitalize") return value::string(py_capitalize(soft_str(v)));
+  if (n == "title") return value::string(jinja_title(soft_str(v)));
+  if (n == "replace") {
+    value old = r.get(0, "old");
+    value rep = r.get(1, "new");
+    value count = r.get(2, "count", value::none());
+    return value::string(
+        py_replace(soft_str(v), to_str(old), to_str(rep), count.is_none() ? -1 : count.as_int()));
+  }
+  if (n == "round") {
+    std::int64_t precision = r.get(0, "precision", value::integer(0)).as_int();
+    std::string method = to_str(r.get(1, "method", value::string("common")));
+    if (v.is_undefined()) in.fail_undefined(v);
+    if (!v.is_number()) in.fail("type " + type_name(v) + " doesn't define __round__ method");
+    if (method == "common") {
+      if (!v.is_float()) return value::integer(v.as_int());
+      return value::floating(py_round(v.as_float(), precision));
+    }
+    double p = std::pow(10.0, static_cast<double>(precision));
+    double x = v.as_float() * p;
+    if (method == "ceil") return value::floating(std::ceil(x) / p);
+    if (method == "floor") return value::floating(std::floor(x) / p);
+    in.fail("method must be common, ceil or floor");
+  }
+  if (n == "int") {
+    value def = r.get(0, "default", value::integer(0));
+    int base = static_cast<int>(r.get(1, "base", value::integer(10)).as_int());
+    if (v.is_int() || v.is_bool()) return value::integer(v.as_int());
+    if (v.is_float()) {
+      if (!std::isfinite(v.as_float())) return def;
+      return value::integer(static_cast<std::int64_t>(std::trunc(v.as_float())));
+    }
+    if (v.is_string()) {
+      if (auto i = parse_py_int(v.str(), base)) return value::integer(*i);
+      if (auto f = parse_py_float(v.str()))
+        if (std::isfinite(*f)) return value::integer(static_cast<std::int64_t>(std::trunc(*f)));
+    }
+    return def;
+  }
+  if (n == "float") {
+    value def = r.get(0, "default", value::floating(0.0));
+    if (v.is_number()) return value::floating(v.as_float());
+    if (v.is_string())
+      if (auto f = parse_py_float(v.str())) return value::floating(*f);
+    return def;
+  }
+  if (n == "abs") {
+    if (v.is_float()) return value::floating(std::fabs(v.as_float()));
+    if (v.is_number()) return value::integer(v.as_int() < 0 ? -v.as_int() : v.as_int());
+    if (v.is_undefined()) in.fail_undefined(v);
+    in.fail("bad operand type for abs(): '" + type_name(v) + "'");
+  }
+  if (n == "unique") {
+    bool cs = r.get(0, "case_sensitive", value::boolean(false)).truthy();
+    value attribute = r.get(1, "attribute", value::none());
+    std::vector<value> out, seen;
+    for (const auto& item : iterate(in, v)) {
+      value key = lower_key(attribute.is_none() ? item : attr_path(in, item, attribute), cs);
+      bool dup = false;
+      for (const auto& s : seen)
+        if (equals(s, key)) {
+          dup = true;
+          break;
+        }
+      if (!dup) {
+        seen.push_back(key);
+        out.push_back(item);
+      }
+    }
+    return value::list(std::move(out));
+  }
+  if (n == "sort") {
+    bool reverse = r.get(0, "reverse", value::boolean(false)).truthy();
+    bool cs = r.get(1, "case_sensitive", value::boolean(false)).truthy();
+    value attribute = r.get(2, "attribute", value::none());
+    return value::list(sorted_values(in, iterate(in, v), reverse, cs, attribute));
+  }
+  if (n == "dictsort") {
+    bool cs = r.get(0, "case_sensitive", value::boolean(false)).truthy();
+    std::string by = to_str(r.get(1, "by", value::string("key")));
+    bool reverse = r.get(2, "reverse", value::boolean(false)).truthy();
+    if (!v.is_dict()) in.fail("You can only sort by either \"key\" or \"value\"");
+    std::vector<value> pairs;
+    for (const auto& e : v.dict().entries) pairs.push_back(value::tuple({e.first, e.second}));
+    return value::list(
+        sorted_values(in, pairs, reverse, cs, value::integer(by == "value" ? 1 : 0)));
+  }
+  if (n == "batch") {
+    std::int64_t count = r.get(0, "linecount").as_int();
+    value fill = r.get(1, "fill_with", value::none());
+    if (count <= 0) in.fail("batch size must be positive");
+    std::vector<value> out, cur;
+    for (const auto& item : iterate(in, v)) {
+      cur.push_back(item);
+      if (static_cast<std::int64_t>(cur.size()) == count) {
+        out.push_back(value::list(std::move(cur)));
+        cur.clear();
+      }
+    }
+    if (!cur.empty()) {
+      if (!fill.is_none())
+        while (static_cast<std::int64_t>(cur.size()) < count) cur.push_back(fill);
+      out.push_back(value::list(std::move(cur)));
+    }
+    return value::list(std::move(out));
+  }
+  if (n == "indent") {
+    value width = r.get(0, "width", value::integer(4));
+    bool first = r.get(1, "first", value::boolean(false)).truthy();
+    bool blank = r.get(2, "blank", value::boolean(false)).truthy();
+    std::string ind =
+        width.is_string()
+            ? width.str()
+            : std::string(static_cast<std::size_t>(std::max<std::int64_t>(0, width.as_int())), ' ');
+    std::string s = soft_str(v) + "\n";
+    auto lines = py_splitlines(s, false);
+    std::string rv;
+    if (blank) {
+      for (std::size_t i = 0; i < lines.size(); ++i) {
+        if (i) rv += "\n" + ind;
+        rv += lines[i];
+      }
+    } else if (!lines.empty()) {
+      rv = lines[0];
+      for (std::size_t i = 1; i < lines.size(); ++i) {
+        rv += "\n";
+        if (!lines[i].empty()) rv += ind;
+        rv += lines[i];
+      }
+    }
+    if (first) rv = ind + rv;
+    return value::string(std::move(rv));
+  }
+  if (n == "wordcount") {
+    auto cps = decode(soft_str(v));
+    std::int64_t count = 0;
+    bool in_word = false;
+    for (char32_t c : cps) {
+      bool w = c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+               (c >= 'A' && c <= 'Z') || c >= 0xAA;
+      if (w && py_is_space(c)) w = false;
+      if (w && !in_word) ++count;
+      in_word = w;
+    }
+    return value::integer(count);
+  }
+  if (n == "center") {
+    std::int64_t width = r.get(0, "width", value::integer(80)).as_int();
+    std::string s = soft_str(v);
+    auto len = static_cast<std::int64_t>(utf8_length(s));
+    if (width <= len) return value::string(s);
+    std::int64_t marg = width - len;
+    std::int64_t left = marg / 2 + (marg & width & 1);
+    return value::string(std::string(static_cast<std::size_t>(left), ' ') + s +
+                         std::string(static_cast<std::size_t>(marg - left), ' '));
+  }
+  if (n == "truncate") {
+    std::int64_t length = r.get(0, "length", value::integer(255)).as_int();
+    bool killwords = r.get(1, "killwords", value::boolean(false)).truthy();
+    std::string end = to_str(r.get(2, "end", value::string("...")));
+    value lw = r.get(3, "leeway", value::none());
+    std::int64_t leeway = lw.is_none() ? 5 : lw.as_int();
+    auto cps = decode(soft_str(v));
+    auto endlen = static_cast<std::int64_t>(utf8_length(end));
+    if (static_cast<std::int64_t>(cps.size()) <= length + leeway) return value::string(encode(cps));
+    std::size_t cut = static_cast<std::size_t>(std::max<std::int64_t>(0, length - endlen));
+    std::string head = encode(cps, 0, cut);
+    if (killwords) return value::string(head + end);
+    std::size_t sp = head.rfind(' ');
+    if (sp != std::string::npos) head.resize(sp);
+    return value::string(head + end);
+  }
+  if (n == "e" || n == "escape" || n == "forceescape")
+    return value::string(html_escape(soft_str(v)));
+  if (n == "sum") {
+    value attribute = r.get(0, "attribute", value::none());
+    value total = r.get(1, "start", value::integer(0));
+    for (const auto& item : iterate(in, v))
+      total = binary(in, binary_op::add, total,
+                     attribute.is_none() ? item : attr_path(in, item, attribute));
+    return total;
+  }
+  if (n == "min" || n == "max") {
+    bool cs = r.get(0, "case_sensitive", value::boolean(false)).truthy();
+    value attribute = r.get(1, "attribute", value::none());
+    auto items = iterate(in, v);
+    if (items.empty()) return value::undefined("No aggregated item, sequence was empty.");
+    value best = items[0];
+    value bestk = lower_key(attribute.is_none() ? best : attr_path(in, best, attribute), cs);
+    for (std::size_t i = 1; i < items.size(); ++i) {
+      value k = lower_key(attribute.is_none() ? items[i] : attr_path(in, items[i], attribute), cs);
+      int c = order(in, k, bestk, "<");
+      if ((n == "min" && c < 0) || (n == "max" && c > 0)) {
+        best = items[i];
+        bestk = k;
+      }
+    }
+    return best;
+  }
+  if (n == "reverse") {
+    if (v.is_string()) {
+      auto cps = decode(v.str());
+      std::reverse(cps.begin(), cps.end());
+      return value::string(encode(cps));
+    }
+    auto items = iterate(in, v);
+    std::reverse(items.begin(), items.end());
+    return value::list(std::move(items));
+  }
+  if (n == "attr") return getattr_value(in, v, to_str(r.get(0, "name")));
+  if (n == "format") {
+    if (!args.keyword.empty()) {
+      auto d = std::make_shared<dict_obj>();
+      for (auto& k : args.keyword) d->set(value::string(k.first), k.second);
+      return percent_format(in, soft_str(v), value::dict(d));
+    }
+    return percent_format(in, soft_str(v), value::tuple(args.positional));
+  }
+  if (n == "pprint") return value::string(to_repr(v));
+  if (n == "wordwrap" || n == "striptags" || n == "urlize" || n == "xmlattr" ||
+      n == "filesizeformat" || n == "urlencode" || n == "groupby" || n == "slice")
+    in.fail("filter '" + std::string(n) + "' is not supported", base::errc::unsupported);
+  in.fail("No filter named '" + std::string(n) + "'.");
+}
+
+}  // namespace chatpeg::jinja::detail

@@ -1,0 +1,129 @@
+// Interpreter state for one render: parent-linked scopes (entering a scope or a loop
+// iteration never copies variables), the output buffer, resource accounting against the
+// render limits, and helpers shared by expression evaluation, statements and built-ins.
+// Errors unwind as detail::render_failure and are turned into base::error at the API edge.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "chatpeg/jinja/jinja.h"
+#include "jinja/ast.h"
+#include "jinja/value.h"
+
+namespace chatpeg::jinja::detail {
+
+struct render_failure {
+  base::errc code;
+  std::string message;
+  std::size_t offset;  // npos when unknown
+};
+
+struct scope {
+  explicit scope(std::shared_ptr<scope> p) : parent(std::move(p)) {}
+  std::shared_ptr<scope> parent;
+  std::vector<std::pair<std::string, value>> vars;
+
+  const value* find_local(std::string_view name) const {
+    for (const auto& v : vars)
+      if (v.first == name) return &v.second;
+    return nullptr;
+  }
+  void set(std::string_view name, value v) {
+    for (auto& e : vars)
+      if (e.first == name) {
+        e.second = std::move(v);
+        return;
+      }
+    vars.emplace_back(std::string(name), std::move(v));
+  }
+};
+using scope_ptr = std::shared_ptr<scope>;
+
+class interp {
+ public:
+  interp(const program& prog, const render_options& options);
+
+  const program& prog;
+  const render_options& options;
+  std::string* out = nullptr;
+  scope_ptr current;
+  std::size_t depth = 0;
+  std::uint64_t iterations = 0;
+  std::size_t current_offset = 0;  // offset of the node being evaluated (errors)
+  std::chrono::steady_clock::time_point deadline;
+  std::vector<scope_ptr> macro_scopes;  // cleared after rendering to break closure cycles
+  std::uint32_t time_check_counter = 0;
+
+  value lookup(std::string_view name) const;
+
+  [[noreturn]] void fail(std::string message, base::errc code = base::errc::template_error) const;
+  [[noreturn]] void fail_at(std::size_t offset, std::string message,
+                            base::errc code = base::errc::template_error) const;
+  // Raises Jinja's UndefinedError for a use of an undefined value.
+  [[noreturn]] void fail_undefined(const value& v) const;
+
+  void write(std::string_view s);
+  void write_value(const value& v);
+  void check_output_size(std::size_t n) const;
+  void count_iteration();
+  void check_time();
+
+  struct depth_guard {
+    interp& in;
+    explicit depth_guard(interp& i) : in(i) {
+      if (++in.depth > in.options.limits.max_depth) {
+        --in.depth;
+        in.fail(
+            "recursion depth limit (" + std::to_string(in.options.limits.max_depth) + ") exceeded",
+            base::errc::limit_exceeded);
+      }
+    }
+    ~depth_guard() { --in.depth; }
+  };
+
+  // Runs statements with `out` redirected into a fresh string.
+  std::string capture(const body& b, scope_ptr s);
+  flow exec_body(const body& b);
+};
+
+// ---- operations (ops.cpp) ----
+value getattr_value(interp& in, const value& obj, std::string_view name);
+value getitem_value(interp& in, const value& obj, const value& key);
+value binary(interp& in, binary_op op, const value& a, const value& b);
+bool compare(interp& in, compare_op op, const value& a, const value& b);
+bool contains(interp& in, const value& container, const value& item);
+int order(interp& in, const value& a, const value& b, const char* op);  // <0, 0, >0
+std::vector<value> iterate(interp& in, const value& v);                 // Python iter() as a list
+value call_value(interp& in, const value& callee, call_args& args);
+value percent_format(interp& in, const std::string& fmt, const value& args);
+value slice_value(interp& in, const value& obj, const value& start, const value& stop,
+                  const value& step);
+std::int64_t length_of(interp& in, const value& v);
+
+// ---- built-ins ----
+value apply_filter(interp& in, std::string_view name, const value& operand, call_args& args);
+bool apply_test(interp& in, std::string_view name, const value& operand, call_args& args);
+bool has_test(std::string_view name);
+value method_of(interp& in, const value& obj, std::string_view name);  // undefined when none
+void install_globals(interp& in, scope& globals);
+std::string tojson(interp& in, const value& v, const value& indent, const value& separators,
+                   bool sort_keys, bool ensure_ascii);
+
+// Argument binding helper for built-ins: positional then keyword by name.
+struct arg_reader {
+  interp& in;
+  call_args& args;
+  const char* fn;
+  std::size_t next = 0;
+  // Returns the argument `name` at position `pos` (or keyword), or `def`.
+  value get(std::size_t pos, std::string_view name, value def = value());
+  bool has(std::size_t pos, std::string_view name) const;
+  void done(std::size_t max_positional);  // errors on unexpected arguments
+};
+
+}  // namespace chatpeg::jinja::detail

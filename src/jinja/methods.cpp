@@ -1,0 +1,542 @@
+// Python methods callable on values from templates: str (split/rsplit/strip/startswith/
+// endswith/replace/find/count/format/join/splitlines/case and is* predicates/...), dict
+// (items/keys/values/get/copy) and list/tuple (index/count/copy). Mutating methods are not
+// here: the sandbox refuses them (ops.cpp).
+#include <algorithm>
+#include <cstdio>
+
+#include "jinja/interp.h"
+#include "jinja/strutil.h"
+
+namespace chatpeg::jinja::detail {
+namespace {
+
+struct bound_method final : callable_obj {
+  value self;
+  std::string name;
+  std::string repr() const override {
+    return "<built-in method " + name + " of " + type_name(self) + " object>";
+  }
+  value call(interp& in, call_args& args) const override;
+};
+
+bool in_list(std::string_view n, std::initializer_list<const char*> names) {
+  for (const char* x : names)
+    if (n == x) return true;
+  return false;
+}
+
+const std::string* opt_str(interp& in, const value& v, std::string& holder, const char* fn) {
+  if (v.is_none() || v.is_undefined()) return nullptr;
+  if (!v.is_string()) in.fail(std::string(fn) + " arg must be None or str");
+  holder = v.str();
+  return &holder;
+}
+
+value str_list(std::vector<std::string> parts) {
+  std::vector<value> out;
+  out.reserve(parts.size());
+  for (auto& p : parts) out.push_back(value::string(std::move(p)));
+  return value::list(std::move(out));
+}
+
+// Code-point index ↔ byte offset helpers for find/index with start/end.
+std::size_t cp_to_byte(std::string_view s, std::int64_t cp) {
+  std::size_t i = 0;
+  std::int64_t n = 0;
+  while (i < s.size() && n < cp) {
+    ++i;
+    while (i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) ++i;
+    ++n;
+  }
+  return i;
+}
+
+std::int64_t byte_to_cp(std::string_view s, std::size_t b) {
+  return static_cast<std::int64_t>(utf8_length(s.substr(0, b)));
+}
+
+// Python str.format with auto/explicit indices, names, attribute/index access and a subset of
+// the format-spec mini-language (fill, align, sign, width, precision, type).
+std::string format_spec(interp& in, const value& v, std::string_view spec) {
+  if (spec.empty()) return to_str(v);
+  std::size_t i = 0;
+  char fill = ' ', align = 0;
+  if (spec.size() >= 2 && std::string_view("<>^=").find(spec[1]) != std::string_view::npos) {
+    fill = spec[0];
+    align = spec[1];
+    i = 2;
+  } else if (!spec.empty() && std::string_view("<>^=").find(spec[0]) != std::string_view::npos) {
+    align = spec[0];
+    i = 1;
+  }
+  char sign = 0;
+  if (i < spec.size() && (spec[i] == '+' || spec[i] == '-' || spec[i] == ' ')) sign = spec[i++];
+  if (i < spec.size() && spec[i] == '0') {
+    if (!align) {
+      fill = '0';
+      align = '=';
+    }
+    ++i;
+  }
+  std::size_t width = 0;
+  while (i < spec.size() && std::isdigit(static_cast<unsigned char>(spec[i])))
+    width = width * 10 + static_cast<std::size_t>(spec[i++] - '0');
+  int prec = -1;
+  if (i < spec.size() && spec[i] == '.') {
+    ++i;
+    prec = 0;
+    while (i < spec.size() && std::isdigit(static_cast<unsigned char>(spec[i])))
+      prec = prec * 10 + (spec[i++] - '0');
+  }
+  char type = i < spec.size() ? spec[i] : 0;
+  std::string body;
+  char buf[512];
+  bool numeric = v.is_number();
+  if (type == 'f' || type == 'F' || type == 'e' || type == 'E' || type == 'g' || type == 'G' ||
+      type == '%') {
+    if (!numeric)
+      in.fail("Unknown format code '" + std::string(1, type) + "' for object of type '" +
+              type_name(v) + "'");
+    double d = v.as_float();
+    if (type == '%') d *= 100;
+    std::string f = "%" +
+                    std::string(sign == '+'   ? "+"
+                                : sign == ' ' ? " "
+                                              : "") +
+                    "." + std::to_string(prec < 0 ? 6 : prec) + (type == '%' ? 'f' : type);
+    std::snprintf(buf, sizeof buf, f.c_str(), d);
+    body = buf;
+    if (type == '%') body += '%';
+  } else if (type == 'd' || type == 'x' || type == 'X' || type == 'o' || type == 'b') {
+    if (!v.is_int() && !v.is_bool())
+      in.fail("Unknown format code '" + std::string(1, type) + "' for object of type '" +
+              type_name(v) + "'");
+    std::int64_t x = v.as_int();
+    if (type == 'b') {
+      std::uint64_t u = static_cast<std::uint64_t>(x < 0 ? -x : x);
+      std::string bits;
+      do {
+        bits.insert(bits.begin(), static_cast<char>('0' + (u & 1)));
+        u >>= 1;
+      } while (u);
+      body = (x < 0 ? "-" : (sign == '+' ? "+" : "")) + bits;
+    } else {
+      std::string f = "%" + std::string(sign == '+' ? "+" : sign == ' ' ? " " : "") + "ll" + type;
+      std::snprintf(buf, sizeof buf, f.c_str(), static_cast<long long>(x));
+      body = buf;
+    }
+  } else {
+    if (numeric && prec >= 0 && v.is_float()) {
+      std::snprintf(buf, sizeof buf, "%.*g", prec, v.as_float());
+      body = buf;
+    } else {
+      body = to_str(v);
+      if (prec >= 0 && v.is_string()) {
+        auto chars = utf8_chars(body);
+        if (chars.size() > static_cast<std::size_t>(prec)) {
+          std::string cut;
+          for (int k = 0; k < prec; ++k) cut.append(chars[static_cast<std::size_t>(k)]);
+          body = cut;
+        }
+      }
+      if (sign == '+' && numeric && body[0] != '-') body = "+" + body;
+    }
+  }
+  std::size_t len = utf8_length(body);
+  if (len >= width) return body;
+  std::size_t pad = width - len;
+  if (!align) align = numeric ? '>' : '<';
+  switch (align) {
+    case '<':
+      return body + std::string(pad, fill);
+    case '>':
+      return std::string(pad, fill) + body;
+    case '^':
+      return std::string(pad / 2, fill) + body + std::string(pad - pad / 2, fill);
+    default: {
+      std::size_t s = (!body.empty() && (body[0] == '-' || body[0] == '+')) ? 1 : 0;
+      return body.substr(0, s) + std::string(pad, fill) + body.substr(s);
+    }
+  }
+}
+
+std::string str_format(interp& in, std::string_view fmt, call_args& args) {
+  std::string out;
+  std::size_t auto_idx = 0;
+  for (std::size_t i = 0; i < fmt.size(); ++i) {
+    char c = fmt[i];
+    if (c == '{') {
+      if (i + 1 < fmt.size() && fmt[i + 1] == '{') {
+        out += '{';
+        ++i;
+        continue;
+      }
+      std::size_t close = fmt.find('}', i);
+      if (close == std::string_view::npos) in.fail("Single '{' encountered in format string");
+      std::string_view field = fmt.substr(i + 1, close - i - 1);
+      i = close;
+      std::string_view spec;
+      char conv = 0;
+      if (auto colon = field.find(':'); colon != std::string_view::npos) {
+        spec = field.substr(colon + 1);
+        field = field.substr(0, colon);
+      }
+      if (auto bang = field.find('!'); bang != std::string_view::npos) {
+        if (bang + 1 < field.size()) conv = field[bang + 1];
+        field = field.substr(0, bang);
+      }
+      std::size_t p = 0;
+      while (p < field.size() && field[p] != '.' && field[p] != '[') ++p;
+      std::string_view head = field.substr(0, p);
+      value v;
+      if (head.empty()) {
+        if (auto_idx >= args.positional.size())
+          in.fail("Replacement index " + std::to_string(auto_idx) +
+                  " out of range for positional args tuple");
+        v = args.positional[auto_idx++];
+      } else if (std::all_of(head.begin(), head.end(),
+                             [](char ch) { return ch >= '0' && ch <= '9'; })) {
+        std::size_t k = static_cast<std::size_t>(std::stoul(std::string(head)));
+        if (k >= args.positional.size())
+          in.fail("Replacement index " + std::to_string(k) +
+                  " out of range for positional args tuple");
+        v = args.positional[k];
+      } else {
+        bool found = false;
+        for (auto& kw : args.keyword)
+          if (kw.first == head) {
+            v = kw.second;
+            found = true;
+          }
+        if (!found) in.fail("'" + std::string(head) + "'");
+      }
+      while (p < field.size()) {
+        if (field[p] == '.') {
+          std::size_t q = p + 1;
+          while (q < field.size() && field[q] != '.' && field[q] != '[') ++q;
+          v = getattr_value(in, v, field.substr(p + 1, q - p - 1));
+          p = q;
+        } else {
+          std::size_t q = field.find(']', p);
+          if (q == std::string_view::npos) in.fail("Missing ']' in format string");
+          std::string_view key = field.substr(p + 1, q - p - 1);
+          bool digits = !key.empty() && std::all_of(key.begin(), key.end(),
+                                                    [](char ch) { return ch >= '0' && ch <= '9'; });
+          v = getitem_value(in, v,
+                            digits ? value::integer(std::stoll(std::string(key)))
+                                   : value::string(std::string(key)));
+          p = q + 1;
+        }
+      }
+      if (conv == 'r' || conv == 'a')
+        v = value::string(to_repr(v));
+      else if (conv == 's')
+        v = value::string(to_str(v));
+      out += format_spec(in, v, spec);
+    } else if (c == '}') {
+      if (i + 1 < fmt.size() && fmt[i + 1] == '}')
+        ++i;
+      else
+        in.fail("Single '}' encountered in format string");
+      out += '}';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+bool all_cps(std::string_view s, bool (*pred)(char32_t)) {
+  auto cps = decode(s);
+  if (cps.empty()) return false;
+  for (char32_t c : cps)
+    if (!pred(c)) return false;
+  return true;
+}
+
+bool is_alpha_cp(char32_t c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= 0xC0 && c != 0xD7 && c != 0xF7 && !py_is_space(c) && c < 0x2000) ||
+         (c >= 0x3040 && c <= 0x9FFF) || (c >= 0xAC00 && c <= 0xD7AF);
+}
+bool is_digit_cp(char32_t c) {
+  return c >= '0' && c <= '9';
+}
+
+value str_method(interp& in, const value& self, std::string_view n, call_args& args) {
+  const std::string& s = self.str();
+  arg_reader r{in, args, n.data()};
+  std::string h1, h2;
+  if (n == "upper") return value::string(py_upper(s));
+  if (n == "lower" || n == "casefold") return value::string(py_lower(s));
+  if (n == "title") return value::string(py_title(s));
+  if (n == "capitalize") return value::string(py_capitalize(s));
+  if (n == "swapcase") {
+    auto cps = decode(s);
+    std::string out;
+    for (char32_t c : cps) {
+      std::string one = encode({c});
+      std::string up = py_upper(one);
+      out += up != one ? up : py_lower(one);
+    }
+    return value::string(out);
+  }
+  if (n == "strip" || n == "lstrip" || n == "rstrip") {
+    const std::string* chars = opt_str(in, r.get(0, "chars", value::none()), h1, n.data());
+    r.done(1);
+    return value::string(py_strip(s, n != "rstrip", n != "lstrip", chars));
+  }
+  if (n == "split" || n == "rsplit") {
+    const std::string* sep = opt_str(in, r.get(0, "sep", value::none()), h1, n.data());
+    if (sep && sep->empty()) in.fail("empty separator");
+    std::int64_t maxsplit = r.get(1, "maxsplit", value::integer(-1)).as_int();
+    r.done(2);
+    return str_list(n == "split" ? py_split(s, sep, maxsplit) : py_rsplit(s, sep, maxsplit));
+  }
+  if (n == "splitlines") {
+    bool keep = r.get(0, "keepends", value::boolean(false)).truthy();
+    return str_list(py_splitlines(s, keep));
+  }
+  if (n == "startswith" || n == "endswith") {
+    value what = r.get(0, "prefix");
+    std::int64_t len = static_cast<std::int64_t>(utf8_length(s));
+    value st = r.get(1, "start", value::none());
+    value en = r.get(2, "end", value::none());
+    std::int64_t b = st.is_none() ? 0 : st.as_int();
+    std::int64_t e = en.is_none() ? len : en.as_int();
+    if (b < 0) b = std::max<std::int64_t>(0, b + len);
+    if (e < 0) e = std::max<std::int64_t>(0, e + len);
+    e = std::min(e, len);
+    std::string_view sub;
+    if (b <= e) {
+      std::size_t bb = cp_to_byte(s, b), eb = cp_to_byte(s, e);
+      sub = std::string_view(s).substr(bb, eb - bb);
+    } else if (b > len) {
+      return value::boolean(false);
+    }
+    std::vector<value> cands = what.is_tuple() ? what.items() : std::vector<value>{what};
+    for (const auto& c : cands) {
+      if (!c.is_string())
+        in.fail(std::string(n) + " first arg must be str or a tuple of str, not " + type_name(c));
+      const std::string& x = c.str();
+      if (n == "startswith" ? sub.substr(0, x.size()) == x
+                            : (sub.size() >= x.size() && sub.substr(sub.size() - x.size()) == x))
+        return value::boolean(true);
+    }
+    return value::boolean(false);
+  }
+  if (n == "replace") {
+    value a = r.get(0, "old"), b = r.get(1, "new");
+    if (!a.is_string() || !b.is_string()) in.fail("replace() argument must be str");
+    std::int64_t count = r.get(2, "count", value::integer(-1)).as_int();
+    std::string out = py_replace(s, a.str(), b.str(), count);
+    in.check_output_size(out.size());
+    return value::string(std::move(out));
+  }
+  if (n == "find" || n == "rfind" || n == "index" || n == "rindex" || n == "count") {
+    value sub = r.get(0, "sub");
+    if (!sub.is_string()) in.fail("must be str, not " + type_name(sub));
+    std::int64_t len = static_cast<std::int64_t>(utf8_length(s));
+    value st = r.get(1, "start", value::none());
+    value en = r.get(2, "end", value::none());
+    std::int64_t b = st.is_none() ? 0 : st.as_int();
+    std::int64_t e = en.is_none() ? len : en.as_int();
+    if (b < 0) b = std::max<std::int64_t>(0, b + len);
+    if (e < 0) e = std::max<std::int64_t>(0, e + len);
+    e = std::min(e, len);
+    std::size_t bb = cp_to_byte(s, b), eb = cp_to_byte(s, std::max(b, e));
+    std::string_view hay = std::string_view(s).substr(bb, eb - bb);
+    const std::string& needle = sub.str();
+    if (n == "count") {
+      if (b > len) return value::integer(0);
+      if (needle.empty()) return value::integer(static_cast<std::int64_t>(utf8_length(hay)) + 1);
+      std::int64_t c = 0;
+      for (std::size_t p = hay.find(needle); p != std::string_view::npos;
+           p = hay.find(needle, p + needle.size()))
+        ++c;
+      return value::integer(c);
+    }
+    std::size_t p = (n == "find" || n == "index") ? hay.find(needle) : hay.rfind(needle);
+    if (b > len) p = std::string_view::npos;
+    if (p == std::string_view::npos) {
+      if (n == "index" || n == "rindex") in.fail("substring not found");
+      return value::integer(-1);
+    }
+    return value::integer(byte_to_cp(s, bb + p));
+  }
+  if (n == "join") {
+    std::string out;
+    bool first = true;
+    for (const auto& item : iterate(in, r.get(0, "iterable"))) {
+      if (!item.is_string())
+        in.fail("sequence item: expected str instance, " + type_name(item) + " found");
+      if (!first) out += s;
+      first = false;
+      out += item.str();
+      in.check_output_size(out.size());
+    }
+    return value::string(std::move(out));
+  }
+  if (n == "format") return value::string(str_format(in, s, args));
+  if (n == "isdigit" || n == "isdecimal" || n == "isnumeric")
+    return value::boolean(all_cps(s, is_digit_cp));
+  if (n == "isalpha") return value::boolean(all_cps(s, is_alpha_cp));
+  if (n == "isalnum")
+    return value::boolean(all_cps(s, [](char32_t c) { return is_alpha_cp(c) || is_digit_cp(c); }));
+  if (n == "isspace") return value::boolean(all_cps(s, py_is_space));
+  if (n == "isupper" || n == "islower") {
+    std::string up = py_upper(s), low = py_lower(s);
+    bool cased = up != low;
+    if (!cased) return value::boolean(false);
+    return value::boolean(n == "isupper" ? up == s : low == s);
+  }
+  if (n == "istitle") return value::boolean(py_title(s) == s && py_upper(s) != py_lower(s));
+  if (n == "partition" || n == "rpartition") {
+    value sep = r.get(0, "sep");
+    if (!sep.is_string() || sep.str().empty()) in.fail("empty separator");
+    std::size_t p = n == "partition" ? s.find(sep.str()) : s.rfind(sep.str());
+    if (p == std::string::npos) {
+      if (n == "partition")
+        return value::tuple({value::string(s), value::string(""), value::string("")});
+      return value::tuple({value::string(""), value::string(""), value::string(s)});
+    }
+    return value::tuple(
+        {value::string(s.substr(0, p)), sep, value::string(s.substr(p + sep.str().size()))});
+  }
+  if (n == "center" || n == "ljust" || n == "rjust" || n == "zfill") {
+    std::int64_t width = r.get(0, "width").as_int();
+    std::string fill = n == "zfill" ? "0" : to_str(r.get(1, "fillchar", value::string(" ")));
+    auto len = static_cast<std::int64_t>(utf8_length(s));
+    if (width <= len) return self;
+    in.check_output_size(static_cast<std::size_t>(width));
+    auto pad = static_cast<std::size_t>(width - len);
+    auto rep = [&](std::size_t k) {
+      std::string o;
+      for (std::size_t i = 0; i < k; ++i) o += fill;
+      return o;
+    };
+    if (n == "ljust") return value::string(s + rep(pad));
+    if (n == "rjust") return value::string(rep(pad) + s);
+    if (n == "zfill") {
+      if (!s.empty() && (s[0] == '-' || s[0] == '+'))
+        return value::string(s.substr(0, 1) + rep(pad) + s.substr(1));
+      return value::string(rep(pad) + s);
+    }
+    std::size_t left = pad / 2 + (pad & static_cast<std::size_t>(width) & 1);
+    return value::string(rep(left) + s + rep(pad - left));
+  }
+  if (n == "removeprefix" || n == "removesuffix") {
+    std::string x = to_str(r.get(0, "prefix"));
+    if (n == "removeprefix" && s.compare(0, x.size(), x) == 0)
+      return value::string(s.substr(x.size()));
+    if (n == "removesuffix" && !x.empty() && s.size() >= x.size() &&
+        s.compare(s.size() - x.size(), x.size(), x) == 0)
+      return value::string(s.substr(0, s.size() - x.size()));
+    return self;
+  }
+  in.fail("'str' object has no attribute '" + std::string(n) + "'");
+}
+
+value dict_method(interp& in, const value& self, std::string_view n, call_args& args) {
+  arg_reader r{in, args, n.data()};
+  const dict_obj& d = self.dict();
+  if (n == "items") {
+    std::vector<value> out;
+    out.reserve(d.size());
+    for (const auto& e : d.entries) out.push_back(value::tuple({e.first, e.second}));
+    return value::list(std::move(out));
+  }
+  if (n == "keys") {
+    std::vector<value> out;
+    for (const auto& e : d.entries) out.push_back(e.first);
+    return value::list(std::move(out));
+  }
+  if (n == "values") {
+    std::vector<value> out;
+    for (const auto& e : d.entries) out.push_back(e.second);
+    return value::list(std::move(out));
+  }
+  if (n == "get") {
+    value key = r.get(0, "key");
+    value def = r.get(1, "default", value::none());
+    r.done(2);
+    if (const value* v = d.find(key)) return *v;
+    return def;
+  }
+  if (n == "copy") {
+    auto c = std::make_shared<dict_obj>(d);
+    return value::dict(c);
+  }
+  in.fail("'dict' object has no attribute '" + std::string(n) + "'");
+}
+
+value list_method(interp& in, const value& self, std::string_view n, call_args& args) {
+  arg_reader r{in, args, n.data()};
+  const auto& items = self.items();
+  if (n == "index") {
+    value x = r.get(0, "value");
+    for (std::size_t i = 0; i < items.size(); ++i)
+      if (equals(items[i], x)) return value::integer(static_cast<std::int64_t>(i));
+    in.fail(to_repr(x) + " is not in list");
+  }
+  if (n == "count") {
+    value x = r.get(0, "value");
+    std::int64_t c = 0;
+    for (const auto& v : items)
+      if (equals(v, x)) ++c;
+    return value::integer(c);
+  }
+  if (n == "copy") return value::list(items);
+  in.fail("'list' object has no attribute '" + std::string(n) + "'");
+}
+
+value bound_method::call(interp& in, call_args& args) const {
+  switch (self.kind()) {
+    case vkind::string:
+      return str_method(in, self, name, args);
+    case vkind::dict:
+      return dict_method(in, self, name, args);
+    case vkind::list:
+    case vkind::tuple:
+      return list_method(in, self, name, args);
+    default:
+      in.fail("not callable");
+  }
+}
+
+}  // namespace
+
+value method_of(interp&, const value& obj, std::string_view n) {
+  bool ok = false;
+  switch (obj.kind()) {
+    case vkind::string:
+      ok = in_list(
+          n, {"upper",      "lower",        "casefold",    "title",   "capitalize", "swapcase",
+              "strip",      "lstrip",       "rstrip",      "split",   "rsplit",     "splitlines",
+              "startswith", "endswith",     "replace",     "find",    "rfind",      "index",
+              "rindex",     "count",        "join",        "format",  "isdigit",    "isdecimal",
+              "isnumeric",  "isalpha",      "isalnum",     "isspace", "isupper",    "islower",
+              "istitle",    "partition",    "rpartition",  "center",  "ljust",      "rjust",
+              "zfill",      "removeprefix", "removesuffix"});
+      break;
+    case vkind::dict:
+      ok = in_list(n, {"items", "keys", "values", "get", "copy"});
+      break;
+    case vkind::list:
+      ok = in_list(n, {"index", "count", "copy"});
+      break;
+    case vkind::tuple:
+      ok = in_list(n, {"index", "count"});
+      break;
+    default:
+      break;
+  }
+  if (!ok) return value();
+  auto m = std::make_shared<bound_method>();
+  m->self = obj;
+  m->name = std::string(n);
+  return value::callable(m);
+}
+
+}  // namespace chatpeg::jinja::detail

@@ -1,0 +1,245 @@
+// Python str semantics on UTF-8: whitespace per str.isspace(), strip with and without a
+// character set, split/rsplit (whitespace runs vs explicit separators, maxsplit),
+// splitlines on every Python line boundary, case mapping (ASCII and Latin-1/Greek/Cyrillic
+// basics), str.title() and Jinja's |title word splitting.
+#include "jinja/strutil.h"
+
+#include "chatpeg/base/utf8.h"
+
+namespace chatpeg::jinja::detail {
+
+std::vector<char32_t> decode(std::string_view s) {
+  std::vector<char32_t> out;
+  out.reserve(s.size());
+  std::size_t i = 0;
+  while (i < s.size()) {
+    auto d = base::decode_utf8(s, i);
+    out.push_back(d.status == base::utf8_status::ok ? d.code_point
+                                                    : static_cast<unsigned char>(s[i]) | 0xDC00);
+    i += d.status == base::utf8_status::ok ? d.length : 1;
+  }
+  return out;
+}
+
+std::string encode(const std::vector<char32_t>& cps, std::size_t from, std::size_t to) {
+  std::string out;
+  if (to > cps.size()) to = cps.size();
+  for (std::size_t i = from; i < to; ++i) {
+    char32_t c = cps[i];
+    if (c >= 0xDC80 && c <= 0xDCFF)
+      out += static_cast<char>(c & 0xFF);
+    else
+      base::append_utf8(out, c);
+  }
+  return out;
+}
+
+bool py_is_space(char32_t c) {
+  return (c >= 9 && c <= 13) || (c >= 0x1c && c <= 0x20) || c == 0x85 || c == 0xa0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f || c == 0x205f ||
+         c == 0x3000;
+}
+
+std::string py_strip(std::string_view s, bool left, bool right, const std::string* chars) {
+  auto cps = decode(s);
+  std::vector<char32_t> set;
+  if (chars) set = decode(*chars);
+  auto strip_it = [&](char32_t c) {
+    if (!chars) return py_is_space(c);
+    for (char32_t x : set)
+      if (x == c) return true;
+    return false;
+  };
+  std::size_t b = 0, e = cps.size();
+  if (left)
+    while (b < e && strip_it(cps[b])) ++b;
+  if (right)
+    while (e > b && strip_it(cps[e - 1])) --e;
+  return encode(cps, b, e);
+}
+
+std::vector<std::string> py_split(std::string_view s, const std::string* sep,
+                                  std::int64_t maxsplit) {
+  std::vector<std::string> out;
+  if (sep) {
+    std::size_t pos = 0;
+    while (maxsplit < 0 || static_cast<std::int64_t>(out.size()) < maxsplit) {
+      std::size_t f = s.find(*sep, pos);
+      if (f == std::string_view::npos) break;
+      out.emplace_back(s.substr(pos, f - pos));
+      pos = f + sep->size();
+    }
+    out.emplace_back(s.substr(pos));
+    return out;
+  }
+  auto cps = decode(s);
+  std::size_t i = 0, n = cps.size();
+  while (true) {
+    while (i < n && py_is_space(cps[i])) ++i;
+    if (i >= n) break;
+    if (maxsplit >= 0 && static_cast<std::int64_t>(out.size()) >= maxsplit) {
+      out.push_back(encode(cps, i, n));
+      break;
+    }
+    std::size_t j = i;
+    while (j < n && !py_is_space(cps[j])) ++j;
+    out.push_back(encode(cps, i, j));
+    i = j;
+  }
+  return out;
+}
+
+std::vector<std::string> py_rsplit(std::string_view s, const std::string* sep,
+                                   std::int64_t maxsplit) {
+  std::vector<std::string> out;
+  if (sep) {
+    std::size_t end = s.size();
+    while (maxsplit < 0 || static_cast<std::int64_t>(out.size()) < maxsplit) {
+      if (end < sep->size()) break;
+      std::size_t f = s.rfind(*sep, end - sep->size());
+      if (f == std::string_view::npos) break;
+      out.emplace_back(s.substr(f + sep->size(), end - f - sep->size()));
+      end = f;
+    }
+    out.emplace_back(s.substr(0, end));
+    return {out.rbegin(), out.rend()};
+  }
+  auto cps = decode(s);
+  std::size_t j = cps.size();
+  while (true) {
+    while (j > 0 && py_is_space(cps[j - 1])) --j;
+    if (j == 0) break;
+    if (maxsplit >= 0 && static_cast<std::int64_t>(out.size()) >= maxsplit) {
+      out.push_back(encode(cps, 0, j));
+      break;
+    }
+    std::size_t i = j;
+    while (i > 0 && !py_is_space(cps[i - 1])) --i;
+    out.push_back(encode(cps, i, j));
+    j = i;
+  }
+  return {out.rbegin(), out.rend()};
+}
+
+std::vector<std::string> py_splitlines(std::string_view s, bool keepends) {
+  auto cps = decode(s);
+  std::vector<std::string> out;
+  std::size_t start = 0, i = 0, n = cps.size();
+  while (i < n) {
+    char32_t c = cps[i];
+    bool brk = c == '\n' || c == '\r' || c == 0x0b || c == 0x0c || c == 0x1c || c == 0x1d ||
+               c == 0x1e || c == 0x85 || c == 0x2028 || c == 0x2029;
+    if (!brk) {
+      ++i;
+      continue;
+    }
+    std::size_t eol = i + 1;
+    if (c == '\r' && eol < n && cps[eol] == '\n') ++eol;
+    out.push_back(encode(cps, start, keepends ? eol : i));
+    start = i = eol;
+  }
+  if (start < n) out.push_back(encode(cps, start, n));
+  return out;
+}
+
+static char32_t to_upper(char32_t c) {
+  if (c >= 'a' && c <= 'z') return c - 32;
+  if ((c >= 0xe0 && c <= 0xfe && c != 0xf7)) return c - 32;
+  if (c >= 0x3b1 && c <= 0x3c9 && c != 0x3c2) return c - 32;
+  if (c >= 0x430 && c <= 0x44f) return c - 32;
+  if (c >= 0x450 && c <= 0x45f) return c - 80;
+  return c;
+}
+
+static char32_t to_lower(char32_t c) {
+  if (c >= 'A' && c <= 'Z') return c + 32;
+  if ((c >= 0xc0 && c <= 0xde && c != 0xd7)) return c + 32;
+  if (c >= 0x391 && c <= 0x3a9 && c != 0x3a2) return c + 32;
+  if (c >= 0x410 && c <= 0x42f) return c + 32;
+  if (c >= 0x400 && c <= 0x40f) return c + 80;
+  return c;
+}
+
+static bool is_cased_alpha(char32_t c) {
+  return to_upper(c) != c || to_lower(c) != c;
+}
+
+std::string py_upper(std::string_view s) {
+  auto cps = decode(s);
+  for (auto& c : cps) c = to_upper(c);
+  return encode(cps);
+}
+
+std::string py_lower(std::string_view s) {
+  auto cps = decode(s);
+  for (auto& c : cps) c = to_lower(c);
+  return encode(cps);
+}
+
+std::string py_capitalize(std::string_view s) {
+  auto cps = decode(s);
+  for (std::size_t i = 0; i < cps.size(); ++i)
+    cps[i] = i == 0 ? to_upper(cps[i]) : to_lower(cps[i]);
+  return encode(cps);
+}
+
+std::string py_title(std::string_view s) {
+  auto cps = decode(s);
+  bool prev_cased = false;
+  for (auto& c : cps) {
+    if (is_cased_alpha(c)) {
+      c = prev_cased ? to_lower(c) : to_upper(c);
+      prev_cased = true;
+    } else {
+      prev_cased = false;
+    }
+  }
+  return encode(cps);
+}
+
+std::string jinja_title(std::string_view s) {
+  // Words start after runs of [-\s({\[<]; each word: first char upper, rest lower.
+  auto cps = decode(s);
+  bool at_start = true;
+  for (auto& c : cps) {
+    bool sep = c == '-' || c == '(' || c == '{' || c == '[' || c == '<' || py_is_space(c);
+    if (sep) {
+      at_start = true;
+      continue;
+    }
+    c = at_start ? to_upper(c) : to_lower(c);
+    at_start = false;
+  }
+  return encode(cps);
+}
+
+std::string py_replace(std::string_view s, std::string_view old, std::string_view rep,
+                       std::int64_t count) {
+  std::string out;
+  if (old.empty()) {
+    auto cps = decode(s);
+    std::int64_t done = 0;
+    for (std::size_t i = 0; i <= cps.size(); ++i) {
+      if (count < 0 || done < count) {
+        out.append(rep);
+        ++done;
+      }
+      if (i < cps.size()) out += encode(cps, i, i + 1);
+    }
+    return out;
+  }
+  std::size_t pos = 0;
+  std::int64_t done = 0;
+  while (count < 0 || done < count) {
+    std::size_t f = s.find(old, pos);
+    if (f == std::string_view::npos) break;
+    out.append(s.substr(pos, f - pos));
+    out.append(rep);
+    pos = f + old.size();
+    ++done;
+  }
+  out.append(s.substr(pos));
+  return out;
+}
+
+}  // namespace chatpeg::jinja::detail

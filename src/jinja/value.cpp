@@ -1,0 +1,459 @@
+// Values with Python semantics: construction, truthiness, equality, str() and repr()
+// (including Python's shortest round-trip float repr and its string quoting rules), and the
+// conversion from JSON contexts (objects keep key order, as Python dicts do).
+#include "jinja/value.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "chatpeg/base/utf8.h"
+
+namespace chatpeg::jinja::detail {
+
+value value::string(std::string s) {
+  value v(vkind::string);
+  v.ptr_ = std::make_shared<string_obj>(std::move(s));
+  return v;
+}
+value value::list(std::vector<value> items) {
+  value v(vkind::list);
+  v.ptr_ = std::make_shared<list_obj>(std::move(items));
+  return v;
+}
+value value::tuple(std::vector<value> items) {
+  value v(vkind::tuple);
+  v.ptr_ = std::make_shared<list_obj>(std::move(items));
+  return v;
+}
+value value::dict(std::shared_ptr<dict_obj> d) {
+  value v(vkind::dict);
+  v.ptr_ = std::move(d);
+  return v;
+}
+value value::ns(std::shared_ptr<dict_obj> d) {
+  value v(vkind::ns);
+  v.ptr_ = std::move(d);
+  return v;
+}
+value value::callable(std::shared_ptr<callable_obj> c) {
+  value v(vkind::callable);
+  v.ptr_ = std::move(c);
+  return v;
+}
+value value::loop(std::shared_ptr<loop_obj> l) {
+  value v(vkind::loop);
+  v.ptr_ = std::move(l);
+  return v;
+}
+value value::undefined(std::string hint, bool unsafe) {
+  value v(vkind::undefined);
+  auto u = std::make_shared<undefined_obj>();
+  u->hint = std::move(hint);
+  u->unsafe = unsafe;
+  v.ptr_ = std::move(u);
+  return v;
+}
+
+static const std::string empty_string;
+static const std::vector<value> empty_items;
+
+const std::string& value::str() const {
+  if (kind_ != vkind::string || !ptr_) return empty_string;
+  return static_cast<const string_obj&>(*ptr_).s;
+}
+const std::vector<value>& value::items() const {
+  if ((kind_ != vkind::list && kind_ != vkind::tuple) || !ptr_) return empty_items;
+  return static_cast<const list_obj&>(*ptr_).items;
+}
+const dict_obj& value::dict() const {
+  return static_cast<const dict_obj&>(*ptr_);
+}
+dict_obj& value::mutable_ns() const {
+  return static_cast<dict_obj&>(*ptr_);
+}
+const callable_obj& value::fn() const {
+  return static_cast<const callable_obj&>(*ptr_);
+}
+loop_obj& value::loop_state() const {
+  return static_cast<loop_obj&>(*ptr_);
+}
+const undefined_obj* value::undef() const {
+  if (kind_ != vkind::undefined || !ptr_) return nullptr;
+  return static_cast<const undefined_obj*>(ptr_.get());
+}
+
+bool value::truthy() const {
+  switch (kind_) {
+    case vkind::undefined:
+    case vkind::none:
+      return false;
+    case vkind::boolean:
+    case vkind::integer:
+      return i_ != 0;
+    case vkind::floating:
+      return f_ != 0.0;
+    case vkind::string:
+      return !str().empty();
+    case vkind::list:
+    case vkind::tuple:
+      return !items().empty();
+    case vkind::dict:
+      return dict().size() != 0;
+    default:
+      return true;
+  }
+}
+
+const value* dict_obj::find(const value& key) const {
+  if (key.is_string()) return find(std::string_view(key.str()));
+  for (const auto& e : entries)
+    if (equals(e.first, key)) return &e.second;
+  return nullptr;
+}
+
+const value* dict_obj::find(std::string_view key) const {
+  for (const auto& e : entries)
+    if (e.first.is_string() && e.first.str() == key) return &e.second;
+  return nullptr;
+}
+
+void dict_obj::set(value key, value v) {
+  for (auto& e : entries) {
+    if (equals(e.first, key)) {
+      e.second = std::move(v);
+      return;
+    }
+  }
+  entries.emplace_back(std::move(key), std::move(v));
+}
+
+bool equals(const value& a, const value& b) {
+  if (a.is_number() && b.is_number()) {
+    if (a.is_float() || b.is_float()) return a.as_float() == b.as_float();
+    return a.as_int() == b.as_int();
+  }
+  if (a.kind() != b.kind()) return false;
+  switch (a.kind()) {
+    case vkind::undefined:
+    case vkind::none:
+      return true;
+    case vkind::string:
+      return a.str() == b.str();
+    case vkind::list:
+    case vkind::tuple: {
+      const auto& x = a.items();
+      const auto& y = b.items();
+      if (x.size() != y.size()) return false;
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (!equals(x[i], y[i])) return false;
+      return true;
+    }
+    case vkind::dict: {
+      const auto& x = a.dict();
+      const auto& y = b.dict();
+      if (x.size() != y.size()) return false;
+      for (const auto& e : x.entries) {
+        const value* o = y.find(e.first);
+        if (!o || !equals(e.second, *o)) return false;
+      }
+      return true;
+    }
+    default:
+      return a.ptr() == b.ptr();
+  }
+}
+
+void append_float_repr(std::string& out, double d) {
+  if (std::isnan(d)) {
+    out += "nan";
+    return;
+  }
+  if (std::isinf(d)) {
+    out += d < 0 ? "-inf" : "inf";
+    return;
+  }
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  std::string_view sci(buf, static_cast<std::size_t>(r.ptr - buf));
+  bool neg = false;
+  if (!sci.empty() && sci[0] == '-') {
+    neg = true;
+    sci.remove_prefix(1);
+  }
+  auto epos = sci.find('e');
+  std::string digits;
+  for (char c : sci.substr(0, epos))
+    if (c != '.') digits += c;
+  int exp = std::atoi(std::string(sci.substr(epos + 1)).c_str());
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  int decpt = exp + 1;
+  if (neg) out += '-';
+  int nd = static_cast<int>(digits.size());
+  if (decpt <= -4 || decpt > 16) {
+    out += digits[0];
+    if (nd > 1) {
+      out += '.';
+      out.append(digits, 1);
+    }
+    out += 'e';
+    out += exp < 0 ? '-' : '+';
+    int ae = exp < 0 ? -exp : exp;
+    if (ae < 10) out += '0';
+    out += std::to_string(ae);
+  } else if (decpt <= 0) {
+    out += "0.";
+    out.append(static_cast<std::size_t>(-decpt), '0');
+    out += digits;
+  } else if (decpt >= nd) {
+    out += digits;
+    out.append(static_cast<std::size_t>(decpt - nd), '0');
+    out += ".0";
+  } else {
+    out.append(digits, 0, static_cast<std::size_t>(decpt));
+    out += '.';
+    out.append(digits, static_cast<std::size_t>(decpt));
+  }
+}
+
+static bool printable(char32_t cp) {
+  if (cp < 0x20 || cp == 0x7f) return false;
+  if (cp >= 0x80 && cp <= 0xa0) return false;
+  if (cp == 0xad) return false;
+  if (cp >= 0x2000 && cp <= 0x200f) return false;
+  if (cp >= 0x2028 && cp <= 0x202f) return false;
+  if (cp >= 0x205f && cp <= 0x206f) return false;
+  if (cp == 0x3000 || cp == 0xfeff) return false;
+  if (cp >= 0xd800 && cp <= 0xdfff) return false;
+  if (cp >= 0xe000 && cp <= 0xf8ff) return false;
+  if (cp >= 0xfff0 && cp <= 0xfffb) return false;
+  if (cp >= 0xf0000) return false;
+  return true;
+}
+
+static void append_string_repr(std::string& out, std::string_view s) {
+  bool has_single = s.find('\'') != std::string_view::npos;
+  bool has_double = s.find('"') != std::string_view::npos;
+  char q = (has_single && !has_double) ? '"' : '\'';
+  out += q;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    auto d = base::decode_utf8(s, i);
+    std::size_t len = d.length ? d.length : 1;
+    char32_t cp = d.status == base::utf8_status::ok ? d.code_point : 0xfffd;
+    if (cp == static_cast<char32_t>(q) || cp == '\\') {
+      out += '\\';
+      out += static_cast<char>(cp);
+    } else if (cp == '\n') {
+      out += "\\n";
+    } else if (cp == '\r') {
+      out += "\\r";
+    } else if (cp == '\t') {
+      out += "\\t";
+    } else if (!printable(cp)) {
+      char buf[16];
+      if (cp < 0x100)
+        std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(cp));
+      else if (cp < 0x10000)
+        std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+      else
+        std::snprintf(buf, sizeof buf, "\\U%08x", static_cast<unsigned>(cp));
+      out += buf;
+    } else {
+      out.append(s.substr(i, len));
+    }
+    i += len;
+  }
+  out += q;
+}
+
+void append_repr(std::string& out, const value& v) {
+  switch (v.kind()) {
+    case vkind::string:
+      append_string_repr(out, v.str());
+      return;
+    case vkind::list:
+    case vkind::tuple: {
+      bool tuple = v.is_tuple();
+      out += tuple ? '(' : '[';
+      const auto& items = v.items();
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        if (i) out += ", ";
+        append_repr(out, items[i]);
+      }
+      if (tuple && items.size() == 1) out += ',';
+      out += tuple ? ')' : ']';
+      return;
+    }
+    case vkind::dict: {
+      out += '{';
+      bool first = true;
+      for (const auto& e : v.dict().entries) {
+        if (!first) out += ", ";
+        first = false;
+        append_repr(out, e.first);
+        out += ": ";
+        append_repr(out, e.second);
+      }
+      out += '}';
+      return;
+    }
+    case vkind::undefined:
+      return;
+    default:
+      append_str(out, v);
+  }
+}
+
+void append_str(std::string& out, const value& v) {
+  switch (v.kind()) {
+    case vkind::undefined:
+      return;
+    case vkind::none:
+      out += "None";
+      return;
+    case vkind::boolean:
+      out += v.as_bool() ? "True" : "False";
+      return;
+    case vkind::integer: {
+      char buf[32];
+      auto r = std::to_chars(buf, buf + sizeof buf, v.as_int());
+      out.append(buf, r.ptr);
+      return;
+    }
+    case vkind::floating:
+      append_float_repr(out, v.as_float());
+      return;
+    case vkind::string:
+      out += v.str();
+      return;
+    case vkind::list:
+    case vkind::tuple:
+    case vkind::dict:
+      append_repr(out, v);
+      return;
+    case vkind::ns: {
+      out += "<Namespace {";
+      bool first = true;
+      for (const auto& e : v.dict().entries) {
+        if (!first) out += ", ";
+        first = false;
+        append_repr(out, e.first);
+        out += ": ";
+        append_repr(out, e.second);
+      }
+      out += "}>";
+      return;
+    }
+    case vkind::callable:
+      out += v.fn().repr();
+      return;
+    case vkind::loop: {
+      const auto& l = v.loop_state();
+      out += "<LoopContext " + std::to_string(l.index0 + 1) + "/" + std::to_string(l.length) + ">";
+      return;
+    }
+  }
+}
+
+std::string to_str(const value& v) {
+  if (v.is_string()) return v.str();
+  std::string out;
+  append_str(out, v);
+  return out;
+}
+
+std::string to_repr(const value& v) {
+  std::string out;
+  append_repr(out, v);
+  return out;
+}
+
+std::string type_name(const value& v) {
+  switch (v.kind()) {
+    case vkind::undefined:
+      return "Undefined";
+    case vkind::none:
+      return "NoneType";
+    case vkind::boolean:
+      return "bool";
+    case vkind::integer:
+      return "int";
+    case vkind::floating:
+      return "float";
+    case vkind::string:
+      return "str";
+    case vkind::list:
+      return "list";
+    case vkind::tuple:
+      return "tuple";
+    case vkind::dict:
+      return "dict";
+    case vkind::ns:
+      return "Namespace";
+    case vkind::callable:
+      return "function";
+    case vkind::loop:
+      return "LoopContext";
+  }
+  return "object";
+}
+
+value from_json(const json::value& j, std::size_t depth) {
+  if (depth > 512) return value::none();
+  switch (j.type()) {
+    case json::value::value_t::null:
+      return value::none();
+    case json::value::value_t::boolean:
+      return value::boolean(j.get<bool>());
+    case json::value::value_t::number_integer:
+      return value::integer(j.get<std::int64_t>());
+    case json::value::value_t::number_unsigned: {
+      auto u = j.get<std::uint64_t>();
+      if (u > static_cast<std::uint64_t>(INT64_MAX)) return value::floating(static_cast<double>(u));
+      return value::integer(static_cast<std::int64_t>(u));
+    }
+    case json::value::value_t::number_float:
+      return value::floating(j.get<double>());
+    case json::value::value_t::string:
+      return value::string(j.get<std::string>());
+    case json::value::value_t::array: {
+      std::vector<value> items;
+      items.reserve(j.size());
+      for (const auto& e : j) items.push_back(from_json(e, depth + 1));
+      return value::list(std::move(items));
+    }
+    case json::value::value_t::object: {
+      auto d = std::make_shared<dict_obj>();
+      d->entries.reserve(j.size());
+      for (auto it = j.begin(); it != j.end(); ++it)
+        d->entries.emplace_back(value::string(it.key()), from_json(it.value(), depth + 1));
+      return value::dict(std::move(d));
+    }
+    default:
+      return value::none();
+  }
+}
+
+std::size_t utf8_length(std::string_view s) {
+  std::size_t n = 0;
+  for (unsigned char c : s)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+std::vector<std::string_view> utf8_chars(std::string_view s) {
+  std::vector<std::string_view> out;
+  out.reserve(s.size());
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t j = i + 1;
+    while (j < s.size() && (static_cast<unsigned char>(s[j]) & 0xC0) == 0x80) ++j;
+    out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace chatpeg::jinja::detail

@@ -1,0 +1,182 @@
+// Runtime values of the Jinja engine: a small tagged type with Python semantics (None,
+// bool, int, float, str, list, tuple, ordered dict, namespace, callables, loop objects and
+// Jinja's lenient Undefined). Heap parts are shared and immutable once built, except
+// namespaces (assignable attributes), so copying a value is cheap.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "chatpeg/base/error.h"
+#include "chatpeg/json/json.h"
+
+namespace chatpeg::jinja::detail {
+
+enum class vkind : std::uint8_t {
+  undefined,
+  none,
+  boolean,
+  integer,
+  floating,
+  string,
+  list,
+  tuple,
+  dict,
+  ns,
+  callable,
+  loop,
+};
+
+struct object {
+  virtual ~object() = default;
+};
+
+class value;
+struct string_obj;
+struct list_obj;
+struct dict_obj;
+struct callable_obj;
+struct loop_obj;
+struct undefined_obj;
+
+class value {
+ public:
+  value() = default;
+  static value none() { return value(vkind::none); }
+  static value boolean(bool b) {
+    value v(vkind::boolean);
+    v.i_ = b ? 1 : 0;
+    return v;
+  }
+  static value integer(std::int64_t i) {
+    value v(vkind::integer);
+    v.i_ = i;
+    return v;
+  }
+  static value floating(double d) {
+    value v(vkind::floating);
+    v.f_ = d;
+    return v;
+  }
+  static value string(std::string s);
+  static value list(std::vector<value> items);
+  static value tuple(std::vector<value> items);
+  static value dict(std::shared_ptr<dict_obj> d);
+  static value ns(std::shared_ptr<dict_obj> d);
+  static value callable(std::shared_ptr<callable_obj> c);
+  static value loop(std::shared_ptr<loop_obj> l);
+  // An Undefined remembering what was looked up (for error messages); `unsafe` makes any use
+  // other than printing a security error.
+  static value undefined(std::string hint, bool unsafe = false);
+
+  vkind kind() const { return kind_; }
+  bool is_undefined() const { return kind_ == vkind::undefined; }
+  bool is_none() const { return kind_ == vkind::none; }
+  bool is_bool() const { return kind_ == vkind::boolean; }
+  bool is_int() const { return kind_ == vkind::integer; }
+  bool is_float() const { return kind_ == vkind::floating; }
+  bool is_number() const {
+    return kind_ == vkind::integer || kind_ == vkind::floating || kind_ == vkind::boolean;
+  }
+  bool is_string() const { return kind_ == vkind::string; }
+  bool is_list() const { return kind_ == vkind::list; }
+  bool is_tuple() const { return kind_ == vkind::tuple; }
+  bool is_sequence() const { return kind_ == vkind::list || kind_ == vkind::tuple; }
+  bool is_dict() const { return kind_ == vkind::dict; }
+  bool is_ns() const { return kind_ == vkind::ns; }
+  bool is_callable() const { return kind_ == vkind::callable; }
+
+  bool as_bool() const { return i_ != 0; }
+  std::int64_t as_int() const { return i_; }  // also bool (0/1)
+  double as_float() const { return kind_ == vkind::floating ? f_ : static_cast<double>(i_); }
+  const std::string& str() const;
+  const std::vector<value>& items() const;  // list or tuple
+  const dict_obj& dict() const;             // dict or namespace
+  dict_obj& mutable_ns() const;             // namespace only
+  const callable_obj& fn() const;
+  loop_obj& loop_state() const;
+  const undefined_obj* undef() const;  // may be null
+  const std::shared_ptr<object>& ptr() const { return ptr_; }
+
+  bool truthy() const;
+
+ private:
+  explicit value(vkind k) : kind_(k) {}
+  vkind kind_ = vkind::undefined;
+  union {
+    std::int64_t i_ = 0;
+    double f_;
+  };
+  std::shared_ptr<object> ptr_;
+};
+
+struct string_obj final : object {
+  explicit string_obj(std::string v) : s(std::move(v)) {}
+  std::string s;
+};
+
+struct list_obj final : object {
+  explicit list_obj(std::vector<value> v) : items(std::move(v)) {}
+  std::vector<value> items;
+};
+
+struct undefined_obj final : object {
+  std::string hint;  // "'x' is undefined" style message
+  bool unsafe = false;
+};
+
+// Insertion-ordered mapping with Python key equality.
+struct dict_obj final : object {
+  std::vector<std::pair<value, value>> entries;
+  const value* find(const value& key) const;
+  const value* find(std::string_view key) const;
+  void set(value key, value v);
+  std::size_t size() const { return entries.size(); }
+};
+
+class interp;
+
+struct call_args {
+  std::vector<value> positional;
+  std::vector<std::pair<std::string, value>> keyword;
+};
+
+// Anything callable from a template: macros, built-in functions, bound methods.
+struct callable_obj : object {
+  virtual value call(interp& in, call_args& args) const = 0;
+  virtual std::string repr() const { return "<function>"; }
+};
+
+// State of the innermost for loop, exposed as `loop`.
+struct loop_obj final : object {
+  std::int64_t index0 = 0;
+  std::int64_t length = 0;
+  std::int64_t depth0 = 0;
+  const std::vector<value>* items = nullptr;  // the (filtered) items being iterated
+  value last_changed;                         // loop.changed() memory
+  bool has_changed = false;
+  value recurse;  // loop(...) for recursive loops, undefined otherwise
+};
+
+// ---- Python semantics helpers (value.cpp) ----
+
+bool equals(const value& a, const value& b);
+// Python str(): what {{ v }} prints (Undefined prints empty).
+std::string to_str(const value& v);
+void append_str(std::string& out, const value& v);
+// Python repr().
+std::string to_repr(const value& v);
+void append_repr(std::string& out, const value& v);
+void append_float_repr(std::string& out, double d);
+std::string type_name(const value& v);
+value from_json(const json::value& j, std::size_t depth = 0);
+
+// UTF-8 code point helpers for Python-like str indexing.
+std::size_t utf8_length(std::string_view s);
+std::vector<std::string_view> utf8_chars(std::string_view s);
+
+}  // namespace chatpeg::jinja::detail
