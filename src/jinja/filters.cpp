@@ -40,32 +40,6 @@ value lower_key(const value& v, bool case_sensitive) {
   return v;
 }
 
-std::string html_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&#34;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 double py_round(double x, std::int64_t ndigits) {
   if (!std::isfinite(x)) return x;
   if (ndigits == 0) return std::nearbyint(x);
@@ -173,6 +147,7 @@ std::vector<value> select_impl(interp& in, const value& seq, call_args& args, bo
       test_args.positional.push_back(args.positional[argi]);
     test_args.keyword = args.keyword;
   }
+  if (!seq.truthy()) return out;
   for (const auto& item : iterate(in, seq)) {
     value v = by_attr ? attr_path(in, item, attribute) : item;
     bool r;
@@ -282,7 +257,7 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
   }
   if (n == "length" || n == "count") return value::integer(length_of(in, v));
   if (n == "string") return value::string(soft_str(v));
-  if (n == "safe") return value::string(soft_str(v));
+  if (n == "safe") return value::markup(soft_str(v));
   if (n == "trim") {
     value chars = r.get(0, "chars", value::none());
     std::string cs = chars.is_none() || chars.is_undefined() ? std::string() : to_str(chars);
@@ -290,11 +265,11 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
         py_strip(soft_str(v), true, true, chars.is_none() || chars.is_undefined() ? nullptr : &cs));
   }
   if (n == "items") {
-    if (v.is_undefined()) return value::list({});
+    if (v.is_undefined()) return value::generator({});
     if (!v.is_dict()) in.fail("Can only get item pairs from a mapping.");
     std::vector<value> out;
     for (const auto& e : v.dict().entries) out.push_back(value::tuple({e.first, e.second}));
-    return value::list(std::move(out));
+    return value::generator(std::move(out));
   }
   if (n == "default" || n == "d") {
     value def = r.get(0, "default_value", value::string(""));
@@ -316,12 +291,13 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
     return value::string(std::move(out));
   }
   if (n == "list") return value::list(iterate(in, v));
-  if (n == "selectattr") return value::list(select_impl(in, v, args, true, true));
-  if (n == "rejectattr") return value::list(select_impl(in, v, args, true, false));
-  if (n == "select") return value::list(select_impl(in, v, args, false, true));
-  if (n == "reject") return value::list(select_impl(in, v, args, false, false));
+  if (n == "selectattr") return value::generator(select_impl(in, v, args, true, true));
+  if (n == "rejectattr") return value::generator(select_impl(in, v, args, true, false));
+  if (n == "select") return value::generator(select_impl(in, v, args, false, true));
+  if (n == "reject") return value::generator(select_impl(in, v, args, false, false));
   if (n == "map") {
     std::vector<value> out;
+    if (!v.truthy()) return value::generator({});
     value attribute = r.get(99, "attribute", value());
     if (!attribute.is_undefined()) {
       value def = r.get(99, "default", value());
@@ -329,7 +305,7 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
         value x = attr_path(in, item, attribute);
         out.push_back(x.is_undefined() && !def.is_undefined() ? def : x);
       }
-      return value::list(std::move(out));
+      return value::generator(std::move(out));
     }
     if (args.positional.empty()) in.fail("map requires a filter argument");
     std::string fname = to_str(args.positional[0]);
@@ -340,7 +316,7 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
       call_args a = fargs;
       out.push_back(apply_filter(in, fname, item, a));
     }
-    return value::list(std::move(out));
+    return value::generator(std::move(out));
   }
   if (n == "first") {
     auto items = iterate(in, v);
@@ -348,6 +324,7 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
     return items.front();
   }
   if (n == "last") {
+    if (v.is_generator()) in.fail("'generator' object is not reversible");
     auto items = iterate(in, v);
     if (items.empty()) return value::undefined("No last item, sequence was empty.");
     return items.back();
@@ -423,7 +400,7 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
         out.push_back(item);
       }
     }
-    return value::list(std::move(out));
+    return value::generator(std::move(out));
   }
   if (n == "sort") {
     bool reverse = r.get(0, "reverse", value::boolean(false)).truthy();
@@ -458,7 +435,7 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
         while (static_cast<std::int64_t>(cur.size()) < count) cur.push_back(fill);
       out.push_back(value::list(std::move(cur)));
     }
-    return value::list(std::move(out));
+    return value::generator(std::move(out));
   }
   if (n == "indent") {
     value width = r.get(0, "width", value::integer(4));
@@ -527,7 +504,7 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
     return value::string(head + end);
   }
   if (n == "e" || n == "escape" || n == "forceescape")
-    return value::string(html_escape(soft_str(v)));
+    return v.is_markup() && n != "forceescape" ? v : value::markup(html_escape(soft_str(v)));
   if (n == "sum") {
     value attribute = r.get(0, "attribute", value::none());
     value total = r.get(1, "start", value::integer(0));
@@ -561,7 +538,8 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
     }
     auto items = iterate(in, v);
     std::reverse(items.begin(), items.end());
-    return value::list(std::move(items));
+    if (v.is_generator()) return value::list(std::move(items));
+    return value::generator(std::move(items));
   }
   if (n == "attr") return getattr_value(in, v, to_str(r.get(0, "name")));
   if (n == "format") {

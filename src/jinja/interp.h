@@ -94,6 +94,7 @@ class interp {
 // ---- operations (ops.cpp) ----
 value getattr_value(interp& in, const value& obj, std::string_view name);
 value getitem_value(interp& in, const value& obj, const value& key);
+std::string html_escape(std::string_view s);
 value binary(interp& in, binary_op op, const value& a, const value& b);
 bool compare(interp& in, compare_op op, const value& a, const value& b);
 bool contains(interp& in, const value& container, const value& item);

@@ -132,6 +132,33 @@ value repeat(interp& in, const value& seq, std::int64_t n) {
 
 }  // namespace
 
+std::string html_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&#34;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
 value getattr_value(interp& in, const value& obj, std::string_view name) {
   switch (obj.kind()) {
     case vkind::undefined:
@@ -208,6 +235,7 @@ std::vector<value> iterate(interp& in, const value& v) {
       return {};
     case vkind::list:
     case vkind::tuple:
+    case vkind::generator:
       return v.items();
     case vkind::dict: {
       std::vector<value> out;
@@ -266,6 +294,9 @@ value binary(interp& in, binary_op op, const value& a, const value& b) {
       }
       if (a.is_string() && b.is_string()) {
         in.check_output_size(a.str().size() + b.str().size());
+        if (a.is_markup() && !b.is_markup()) return value::markup(a.str() + html_escape(b.str()));
+        if (b.is_markup() && !a.is_markup()) return value::markup(html_escape(a.str()) + b.str());
+        if (a.is_markup()) return value::markup(a.str() + b.str());
         return value::string(a.str() + b.str());
       }
       if ((a.is_list() && b.is_list()) || (a.is_tuple() && b.is_tuple())) {
@@ -374,6 +405,7 @@ bool contains(interp& in, const value& container, const value& item) {
       return container.str().find(item.str()) != std::string::npos;
     case vkind::list:
     case vkind::tuple:
+    case vkind::generator:
       for (const auto& v : container.items())
         if (equals(v, item)) return true;
       return false;

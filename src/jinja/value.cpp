@@ -17,6 +17,16 @@ value value::string(std::string s) {
   v.ptr_ = std::make_shared<string_obj>(std::move(s));
   return v;
 }
+value value::markup(std::string s) {
+  value v = string(std::move(s));
+  v.markup_ = true;
+  return v;
+}
+value value::generator(std::vector<value> items) {
+  value v(vkind::generator);
+  v.ptr_ = std::make_shared<list_obj>(std::move(items));
+  return v;
+}
 value value::list(std::vector<value> items) {
   value v(vkind::list);
   v.ptr_ = std::make_shared<list_obj>(std::move(items));
@@ -64,7 +74,8 @@ const std::string& value::str() const {
   return static_cast<const string_obj&>(*ptr_).s;
 }
 const std::vector<value>& value::items() const {
-  if ((kind_ != vkind::list && kind_ != vkind::tuple) || !ptr_) return empty_items;
+  if ((kind_ != vkind::list && kind_ != vkind::tuple && kind_ != vkind::generator) || !ptr_)
+    return empty_items;
   return static_cast<const list_obj&>(*ptr_).items;
 }
 const dict_obj& value::dict() const {
@@ -349,6 +360,9 @@ void append_str(std::string& out, const value& v) {
     case vkind::callable:
       out += v.fn().repr();
       return;
+    case vkind::generator:
+      out += "<generator object>";
+      return;
     case vkind::loop: {
       const auto& l = v.loop_state();
       out += "<LoopContext " + std::to_string(l.index0 + 1) + "/" + std::to_string(l.length) + ">";
@@ -396,6 +410,8 @@ std::string type_name(const value& v) {
       return "function";
     case vkind::loop:
       return "LoopContext";
+    case vkind::generator:
+      return "generator";
   }
   return "object";
 }

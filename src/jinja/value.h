@@ -29,6 +29,7 @@ enum class vkind : std::uint8_t {
   ns,
   callable,
   loop,
+  generator,  // a one-shot iterator (what select/map/... return in Jinja2)
 };
 
 struct object {
@@ -63,6 +64,8 @@ class value {
     return v;
   }
   static value string(std::string s);
+  static value markup(std::string s);  // Jinja's Markup: a str that escapes what is added
+  static value generator(std::vector<value> items);
   static value list(std::vector<value> items);
   static value tuple(std::vector<value> items);
   static value dict(std::shared_ptr<dict_obj> d);
@@ -83,6 +86,8 @@ class value {
     return kind_ == vkind::integer || kind_ == vkind::floating || kind_ == vkind::boolean;
   }
   bool is_string() const { return kind_ == vkind::string; }
+  bool is_markup() const { return kind_ == vkind::string && markup_; }
+  bool is_generator() const { return kind_ == vkind::generator; }
   bool is_list() const { return kind_ == vkind::list; }
   bool is_tuple() const { return kind_ == vkind::tuple; }
   bool is_sequence() const { return kind_ == vkind::list || kind_ == vkind::tuple; }
@@ -107,6 +112,7 @@ class value {
  private:
   explicit value(vkind k) : kind_(k) {}
   vkind kind_ = vkind::undefined;
+  bool markup_ = false;
   union {
     std::int64_t i_ = 0;
     double f_;
