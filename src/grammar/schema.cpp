@@ -100,7 +100,7 @@ bool is_count(const json::value& v) {
   if (v.is_number_integer()) return v.get<std::int64_t>() >= 0;
   if (v.is_number_float()) {
     const double d = v.get<double>();
-    return d >= 0 && d == static_cast<double>(static_cast<std::int64_t>(d));
+    return d >= 0 && d < 9e18 && d == static_cast<double>(static_cast<std::int64_t>(d));
   }
   return false;
 }

@@ -59,7 +59,7 @@ base::result<peg::parser> schema_compiler::object_parser(const json::value& s,
     return std::find(required.begin(), required.end(), k) != required.end();
   };
   auto make_member = [&](const std::string& key, peg::parser value) {
-    return b_.literal(json::quote(key)) + ws() + b_.literal(":") + ws() + value + ws();
+    return string_const_parser(key) + ws() + b_.literal(":") + ws() + value + ws();
   };
 
   // additionalProperties: absent/true = any value, false = none, schema = that schema.
@@ -110,7 +110,7 @@ base::result<peg::parser> schema_compiler::object_parser(const json::value& s,
   peg::parser extra{};
   if (has_additional) {
     std::vector<peg::parser> keys;
-    for (const auto& k : declared) keys.push_back(b_.literal(json::quote(k)));
+    for (const auto& k : declared) keys.push_back(string_const_parser(k));
     peg::parser key = b_.json_string();
     if (!keys.empty()) key = b_.negate(b_.choice(std::move(keys))) + key;
     extra = key + ws() + b_.literal(":") + ws() + additional_value + ws();

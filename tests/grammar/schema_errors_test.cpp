@@ -85,6 +85,8 @@ TEST(schema_errors, malformed_schemas_name_the_json_path) {
       {R"({"anyOf":[{"type":"string"},7]})", errc::invalid_argument, "$.anyOf[1]"},
       {R"({"minLength":-1})", errc::invalid_argument, "$.minLength"},
       {R"({"maxItems":"3"})", errc::invalid_argument, "$.maxItems"},
+      {R"({"maxLength":1e300})", errc::invalid_argument, "$.maxLength"},
+      {R"({"minItems":1.5})", errc::invalid_argument, "$.minItems"},
       {R"({"enum":"a"})", errc::invalid_argument, "$.enum"},
       {R"({"additionalProperties":"no"})", errc::invalid_argument, "$.additionalProperties"},
       {R"({"prefixItems":{}})", errc::invalid_argument, "$.prefixItems"},
