@@ -10,6 +10,7 @@
 
 #include "chatpeg/peg/validate.h"
 #include "peg/char_class_syntax.h"
+#include "peg/first_sets.h"
 
 namespace chatpeg::peg {
 
@@ -410,6 +411,7 @@ base::result<grammar> builder::build(parser root, const build_options& options) 
     }
   }
   g_.root_ = root.id;
+  detail::fill_first_tables(g_.nodes_, nullable_nodes(g_));
   if (options.validate) {
     const auto issues = validate(g_);
     if (!issues.empty()) {

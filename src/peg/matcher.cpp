@@ -130,6 +130,7 @@ struct matcher::state {
   std::uint32_t furthest = 0;
   std::vector<node_id> expected;
   std::uint32_t in_predicate = 0;
+  bool skip_alternatives = true;
 
   void reset(std::string_view in, match_flags flags) {
     input = in;
@@ -229,11 +230,7 @@ struct matcher::state {
       case kind<nodes::sequence>:
         return match_sequence(*std::get_if<nodes::sequence>(&n), pos);
       case kind<nodes::choice>:
-        for (const node_id c : std::get_if<nodes::choice>(&n)->children) {
-          const step r = run(c, pos);
-          if (r.status != match_status::fail) return r;
-        }
-        return fail();
+        return match_choice(*std::get_if<nodes::choice>(&n), pos);
       case kind<nodes::repetition>:
         return match_repetition(*std::get_if<nodes::repetition>(&n), pos);
       case kind<nodes::peek>: {
@@ -327,6 +324,21 @@ struct matcher::state {
     return {match_status::success, p};
   }
 
+  step match_choice(const nodes::choice& ch, std::uint32_t pos) {
+    // Alternatives that cannot start with the next byte are skipped (tables from build()).
+    // A skipped alternative would only have recorded "expected" entries, so a failed match
+    // is re-run without skipping to report them (see match_from).
+    const bool skip = skip_alternatives && pos < size && ch.first.size() == ch.children.size();
+    const auto b = skip ? static_cast<unsigned char>(data[pos]) : 0;
+    if (skip) touch(pos + 1);
+    for (std::size_t k = 0; k < ch.children.size(); ++k) {
+      if (skip && !ch.first[k][b]) continue;
+      const step r = run(ch.children[k], pos);
+      if (r.status != match_status::fail) return r;
+    }
+    return fail();
+  }
+
   step match_repetition(const nodes::repetition& rep, std::uint32_t pos) {
     const auto mark = static_cast<std::uint32_t>(ast.size());
     std::uint32_t p = pos;
@@ -373,13 +385,13 @@ struct matcher::state {
     std::uint32_t count = 0;
     bool at_eof = false;
     while (count < c.max) {
-      // ASCII fast path: a tight loop over bytes in the bitmap.
-      while (p < size && count < c.max) {
-        const auto b = static_cast<unsigned char>(data[p]);
-        if (b >= 0x80 || !c.ascii[b]) break;
-        ++p;
-        ++count;
-      }
+      // ASCII fast path: a tight loop over bytes in the bitmap (one byte = one code point).
+      const std::uint32_t room = c.max - count;
+      const std::uint32_t limit = size - p > room ? p + room : size;
+      const std::uint32_t run_start = p;
+      const auto* bytes = reinterpret_cast<const unsigned char*>(data);
+      while (p < limit && bytes[p] < 0x80 && c.ascii[bytes[p]]) ++p;
+      count += p - run_start;
       if (count >= c.max) break;
       if (p >= size) {
         at_eof = true;
@@ -550,6 +562,34 @@ struct matcher::state {
     }
   }
 
+  base::error limit_error() const {
+    const bool by_depth = aborted == abort_reason::depth;
+    base::location where;
+    where.offset = abort_pos;
+    base::fill_line_column(where, input);
+    return base::make_error(
+        base::errc::limit_exceeded,
+        by_depth ? "match exceeded max_depth (" + std::to_string(options.max_depth) + ")"
+                 : "match exceeded max_steps (" + std::to_string(options.max_steps) + ")",
+        std::move(where));
+  }
+
+  // The error of a failed match, or of a complete-flag match that left input over.
+  base::error failure_error(step r, bool leftover) {
+    base::location where;
+    if (!leftover) {
+      where.offset = has_fail ? furthest : 0;
+      base::fill_line_column(where, input);
+      return base::make_error(base::errc::no_match, "no match", std::move(where),
+                              expected_text(false));
+    }
+    where.offset = r.end;
+    base::fill_line_column(where, input);
+    if (!(has_fail && furthest == r.end)) expected.clear();
+    return base::make_error(base::errc::no_match, "unexpected input", std::move(where),
+                            expected_text(true));
+  }
+
   std::string describe(node_id id) const {
     if (id >= g->size()) return "?";
     const node& n = g->at(id);
@@ -622,36 +662,23 @@ match_result matcher::match_from(node_id start_node, std::string_view input, mat
       return out;
     }
     st.reset(input, flags);
+    st.skip_alternatives = true;
     const step r = st.run(start_node, 0);
     if (st.aborted != abort_reason::none) {
-      const bool depth = st.aborted == abort_reason::depth;
-      base::location where;
-      where.offset = st.abort_pos;
-      base::fill_line_column(where, input);
-      out.error = base::make_error(
-          base::errc::limit_exceeded,
-          depth ? "match exceeded max_depth (" + std::to_string(st.options.max_depth) + ")"
-                : "match exceeded max_steps (" + std::to_string(st.options.max_steps) + ")",
-          std::move(where));
+      out.error = st.limit_error();
       return out;
     }
-    if (r.status == match_status::fail) {
-      base::location where;
-      where.offset = st.has_fail ? st.furthest : 0;
-      base::fill_line_column(where, input);
-      out.error = base::make_error(base::errc::no_match, "no match", std::move(where),
-                                   st.expected_text(false));
-      return out;
-    }
-    if (r.status == match_status::success && has_flag(flags, match_flags::complete) &&
-        r.end != st.size) {
-      base::location where;
-      where.offset = r.end;
-      base::fill_line_column(where, input);
-      const bool here = st.has_fail && st.furthest == r.end;
-      if (!here) st.expected.clear();
-      out.error = base::make_error(base::errc::no_match, "unexpected input", std::move(where),
-                                   st.expected_text(true));
+    const bool leftover = r.status == match_status::success &&
+                          has_flag(flags, match_flags::complete) && r.end != st.size;
+    if (r.status == match_status::fail || leftover) {
+      out.error = st.failure_error(r, leftover);
+      // The error lists everything expected at the furthest position, including alternatives
+      // the first-byte tables skipped: recompute it without skipping (failure is rare). The
+      // status stays that of the first run; a rerun that hits a limit keeps the first error.
+      st.reset(input, flags);
+      st.skip_alternatives = false;
+      const step again = st.run(start_node, 0);
+      if (st.aborted == abort_reason::none) out.error = st.failure_error(again, leftover);
       return out;
     }
     st.link_ast();

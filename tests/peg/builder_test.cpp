@@ -264,3 +264,42 @@ TEST(Builder, DumpListsNodes) {
 
 }  // namespace
 }  // namespace chatpeg::peg
+
+namespace chatpeg::peg {
+namespace {
+
+TEST(Builder, ChoiceFirstByteTables) {
+  builder b;
+  auto a = b.literal("ab");
+  auto cls = b.chars("[0-9]", 1, unbounded);
+  auto nullable = b.optional(b.literal("z"));
+  auto via_ref = b.ref("r");
+  b.rule("r", b.space() + b.literal("q"));
+  auto g = b.build(b.choice({a, cls, nullable, via_ref}));
+  ASSERT_TRUE(g.has_value()) << g.error().to_string();
+  const auto& ch = node_as<nodes::choice>(*g, g->root());
+  ASSERT_EQ(ch.first.size(), 4u);
+  EXPECT_EQ(ch.first[0].count(), 1u);
+  EXPECT_TRUE(ch.first[0].test('a'));
+  EXPECT_EQ(ch.first[1].count(), 10u);
+  EXPECT_TRUE(ch.first[1].test('5'));
+  EXPECT_TRUE(ch.first[2].all());  // can match empty: never skipped
+  EXPECT_TRUE(ch.first[3].test('q'));
+  EXPECT_TRUE(ch.first[3].test(' '));
+  EXPECT_TRUE(ch.first[3].test('\n'));
+  EXPECT_FALSE(ch.first[3].test('x'));
+}
+
+TEST(Builder, ChoiceFirstByteTablesNonAscii) {
+  builder b;
+  auto g = b.build(b.chars("[\\u00e9]") | b.chars("[^a]") | b.literal("x"));
+  ASSERT_TRUE(g.has_value());
+  const auto& ch = node_as<nodes::choice>(*g, g->root());
+  EXPECT_TRUE(ch.first[0].test(0xC3));
+  EXPECT_FALSE(ch.first[0].test('e'));
+  EXPECT_TRUE(ch.first[1].test(0xFF));
+  EXPECT_FALSE(ch.first[1].test('a'));
+}
+
+}  // namespace
+}  // namespace chatpeg::peg

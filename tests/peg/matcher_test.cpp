@@ -256,6 +256,21 @@ TEST(Matcher, TagsRulesAtomic) {
   });
 }
 
+TEST(Matcher, FirstByteSkipping) {
+  // Alternatives that cannot start with the next byte are not tried. Results are those of
+  // trying them, except that an alternative that can never succeed here no longer reports a
+  // spurious need_more_input through a lookahead (it would fail on any continuation).
+  auto spurious = [](builder& b) {
+    return (b.negate(b.literal("bc")) + b.literal("ab")) | b.content(b.literal("b"));
+  };
+  run_cases({
+      {"skip to matching alternative", spurious, "b", L, ok, 1, "content [0,1) \"b\"\n"},
+      {"eof is never skipped", spurious, "", L, more, 0, ""},
+      {"digits", [](builder& b) { return b.literal("x") | b.content(b.chars("[0-9]", 1, 3)); },
+       "42", N, ok, 2, "content [0,2) \"42\"\n"},
+  });
+}
+
 TEST(Matcher, CompleteFlag) {
   run_cases({
       {"complete ok", lit("ab"), "ab", C, ok, 2, ""},

@@ -35,6 +35,9 @@ struct sequence {
 
 struct choice {  // ordered: the first alternative that matches wins
   std::vector<node_id> children;
+  // Filled by build(): per alternative, the bytes it can start with (all bytes when it can
+  // match empty). The matcher skips alternatives that cannot start with the next byte.
+  std::vector<std::bitset<256>> first;
 };
 
 struct repetition {  // greedy, min..max times (max may be unbounded)
