@@ -232,6 +232,11 @@ struct loop_control_stmt final : stmt {
   flow exec(interp& in) const override;
 };
 
+struct unsupported_stmt final : stmt {  // {% include %} etc.: fails when executed
+  std::string message;
+  flow exec(interp& in) const override;
+};
+
 struct block_stmt final : stmt {  // {% generation %}: renders its body unchanged
   body content;
   flow exec(interp& in) const override;

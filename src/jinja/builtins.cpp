@@ -67,6 +67,7 @@ value fn_dict(interp& in, call_args& args) {
     const value& src = args.positional[0];
     if (src.is_dict()) {
       d->entries = src.dict().entries;
+      d->depth = src.dict().depth;
     } else {
       for (const auto& item : iterate(in, src)) {
         auto kv = iterate(in, item);

@@ -9,6 +9,11 @@ namespace chatpeg::jinja::detail {
 namespace {
 
 void assign(interp& in, const target& t, const value& v, scope& dest) {
+  if (value_depth(v) > in.options.limits.max_depth)
+    in.fail_at(
+        t.offset,
+        "value nesting depth limit (" + std::to_string(in.options.limits.max_depth) + ") exceeded",
+        base::errc::limit_exceeded);
   if (!t.attr.empty()) {
     value ns = in.lookup(t.name);
     if (!ns.is_ns()) in.fail_at(t.offset, "cannot assign attribute on non-namespace object");
@@ -70,7 +75,7 @@ struct macro_callable final : callable_obj {
       }
       if (!def->uses_kwargs)
         in.fail("macro '" + def->name + "' takes no keyword argument '" + k.first + "'");
-      kw->entries.emplace_back(value::string(k.first), k.second);
+      kw->set(value::string(k.first), k.second);
     }
     // Defaults are evaluated in the macro scope, so they may refer to earlier parameters.
     scope_ptr saved = std::move(in.current);
@@ -295,6 +300,10 @@ flow with_stmt::exec(interp& in) const {
 
 flow loop_control_stmt::exec(interp&) const {
   return is_break ? flow::brk : flow::cont;
+}
+
+flow unsupported_stmt::exec(interp& in) const {
+  in.fail_at(offset, message);
 }
 
 flow block_stmt::exec(interp& in) const {

@@ -4,6 +4,7 @@
 #include "jinja/interp.h"
 
 #include <ctime>
+#include <optional>
 
 #include "jinja/parser.h"
 
@@ -150,6 +151,7 @@ base::result<std::string> render(const program& prog, const json::value& context
   std::string out;
   in.out = &out;
   in.current = root;
+  std::optional<base::error> failure;
   try {
     in.exec_body(prog.root);
   } catch (const render_failure& f) {
@@ -159,15 +161,16 @@ base::result<std::string> render(const program& prog, const json::value& context
       where.offset = f.offset;
       base::fill_line_column(where, prog.source);
     }
-    return base::make_error(f.code, f.message, where);
+    failure = base::make_error(f.code, f.message, where);
   } catch (const std::bad_alloc&) {
-    return base::make_error(base::errc::limit_exceeded, "out of memory while rendering");
+    failure = base::make_error(base::errc::limit_exceeded, "out of memory while rendering");
   }
-  // Break the scope cycles macros may have created (closure → scope → macro value).
+  // Break the reference cycles macros create (closure scope → macro value → closure scope).
   in.current.reset();
   for (auto& s : in.macro_scopes) s->vars.clear();
   root->vars.clear();
   globals->vars.clear();
+  if (failure) return std::move(*failure);
   return out;
 }
 

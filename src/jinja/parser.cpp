@@ -34,6 +34,7 @@ class parser {
   std::size_t max_nesting_;
   std::size_t depth_ = 0;
   std::vector<macro_def*> macros_;
+  int loop_depth_ = 0;
 
   struct depth_guard {
     parser& p;
@@ -170,6 +171,7 @@ class parser {
     if (n == "filter") return parse_filter_block(off);
     if (n == "with") return parse_with(off);
     if (n == "break" || n == "continue") {
+      if (loop_depth_ == 0) fail_at("'" + n + "' outside loop", off);
       auto s = make<loop_control_stmt>(off);
       s->is_break = n == "break";
       expect_block_end();
@@ -180,6 +182,25 @@ class parser {
       auto s = make<block_stmt>(off);
       s->content = subparse({"endgeneration"});
       finish_block();
+      return s;
+    }
+    if (n == "block") {
+      expect_name_token();
+      while (cur().type != tok::block_end && cur().type != tok::eof) advance();
+      expect_block_end();
+      auto s = make<block_stmt>(off);
+      s->content = subparse({"endblock"});
+      advance();
+      while (cur().type != tok::block_end && cur().type != tok::eof) advance();
+      expect_block_end();
+      return s;
+    }
+    if (n == "include" || n == "extends" || n == "import" || n == "from") {
+      // No loader exists in a chat-template environment: these fail when executed.
+      while (cur().type != tok::block_end && cur().type != tok::eof) advance();
+      expect_block_end();
+      auto s = make<unsupported_stmt>(off);
+      s->message = "template loading ('" + n + "') is not available: no loader";
       return s;
     }
     fail_at("Encountered unknown tag '" + n + "'.", off);
@@ -220,7 +241,9 @@ class parser {
     if (skip_name("if")) s->cond = parse_expression(true);
     if (skip_name("recursive")) s->recursive = true;
     expect_block_end();
+    ++loop_depth_;
     s->loop_body = subparse({"endfor", "else"});
+    --loop_depth_;
     if (cur().text == "else") {
       advance();
       expect_block_end();
@@ -275,7 +298,10 @@ class parser {
     parse_signature(*s->def);
     expect_block_end();
     macros_.push_back(s->def.get());
+    int saved_loops = loop_depth_;
+    loop_depth_ = 0;
     s->def->content = subparse({"endmacro"});
+    loop_depth_ = saved_loops;
     macros_.pop_back();
     finish_block();
     return s;

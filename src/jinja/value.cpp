@@ -130,7 +130,22 @@ const value* dict_obj::find(std::string_view key) const {
   return nullptr;
 }
 
+std::uint32_t value_depth(const value& v) {
+  switch (v.kind()) {
+    case vkind::list:
+    case vkind::tuple:
+    case vkind::generator:
+      return static_cast<const list_obj&>(*v.ptr()).depth;
+    case vkind::dict:
+    case vkind::ns:
+      return v.dict().depth;
+    default:
+      return 0;
+  }
+}
+
 void dict_obj::set(value key, value v) {
+  depth = std::max(depth, value_depth(v) + 1);
   for (auto& e : entries) {
     if (equals(e.first, key)) {
       e.second = std::move(v);
@@ -443,8 +458,11 @@ value from_json(const json::value& j, std::size_t depth) {
     case json::value::value_t::object: {
       auto d = std::make_shared<dict_obj>();
       d->entries.reserve(j.size());
-      for (auto it = j.begin(); it != j.end(); ++it)
-        d->entries.emplace_back(value::string(it.key()), from_json(it.value(), depth + 1));
+      for (auto it = j.begin(); it != j.end(); ++it) {
+        value x = from_json(it.value(), depth + 1);
+        d->depth = std::max(d->depth, value_depth(x) + 1);
+        d->entries.emplace_back(value::string(it.key()), std::move(x));
+      }
       return value::dict(std::move(d));
     }
     default:

@@ -4,6 +4,7 @@
 // namespaces (assignable attributes), so copying a value is cheap.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -125,9 +126,14 @@ struct string_obj final : object {
   std::string s;
 };
 
+std::uint32_t value_depth(const value& v);  // container nesting depth (0 for scalars)
+
 struct list_obj final : object {
-  explicit list_obj(std::vector<value> v) : items(std::move(v)) {}
+  explicit list_obj(std::vector<value> v) : items(std::move(v)) {
+    for (const auto& x : items) depth = std::max(depth, value_depth(x) + 1);
+  }
   std::vector<value> items;
+  std::uint32_t depth = 1;
 };
 
 struct undefined_obj final : object {
@@ -138,6 +144,7 @@ struct undefined_obj final : object {
 // Insertion-ordered mapping with Python key equality.
 struct dict_obj final : object {
   std::vector<std::pair<value, value>> entries;
+  std::uint32_t depth = 1;
   const value* find(const value& key) const;
   const value* find(std::string_view key) const;
   void set(value key, value v);
