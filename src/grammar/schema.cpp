@@ -160,6 +160,22 @@ base::status schema_compiler::check_budget(peg::parser p) {
   return {};
 }
 
+std::uint32_t schema_compiler::count(const json::value& s, const char* key, std::uint32_t fallback,
+                                     const std::string& path) {
+  auto it = s.find(key);
+  if (it == s.end()) return fallback;
+  // check_keywords made sure this is a non-negative integral number below 9e18.
+  const double d = it->is_number_float() ? it->get<double>() : 0;
+  const std::uint64_t v =
+      it->is_number_float() ? static_cast<std::uint64_t>(d) : it->get<std::uint64_t>();
+  if (v > options_.max_repeat) {
+    warn(json::path_key(path, key), "'" + std::string(key) + "' above " +
+                                        std::to_string(options_.max_repeat) + " is not enforced");
+    return fallback;
+  }
+  return static_cast<std::uint32_t>(v);
+}
+
 peg::parser schema_compiler::choice_of(std::vector<alternative> alts) {
   std::stable_partition(alts.begin(), alts.end(),
                         [](const alternative& a) { return !a.raw_string; });

@@ -77,6 +77,13 @@ class schema_compiler {
   std::string new_rule_name(const std::string& hint);    // unique, GBNF-safe
   void warn(const std::string& path, std::string message);
   base::status check_budget(peg::parser p);
+  // minLength/maxLength/minItems/maxItems: fallback when absent; counts above
+  // options.max_repeat are not enforced (fallback, with a warning).
+  std::uint32_t count(const json::value& s, const char* key, std::uint32_t fallback,
+                      const std::string& path);
+  // A string other than the given keys (a trie over their JSON text; no lookahead, so the
+  // exported GBNF is exact too).
+  peg::parser key_except(const std::vector<std::string>& keys);
   const schema_options& options() const { return options_; }
 
  private:
@@ -102,7 +109,9 @@ class schema_compiler {
   std::set<std::string> raw_inlining_;  // pointers being inlined at a raw position
   std::deque<json::value> storage_;     // merged schemas (allOf, anyOf siblings)
   peg::parser never_{};
-  peg::parser string_char_{};  // one JSON string character (escape = one), built lazily
+  peg::parser string_char_{};
+  peg::parser escape_tail_{};  // after a backslash: one escape (u + 4 hex included)  // one JSON
+                               // string character (escape = one), built lazily
   peg::node_id first_id_ = 0;
   std::size_t object_count_ = 0;
 };

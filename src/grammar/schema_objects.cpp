@@ -13,28 +13,109 @@
 // Arrays: prefixItems one by one (each further one optional once minItems is met), then the
 // items schema repeated within what minItems/maxItems leave.
 #include <algorithm>
+#include <map>
+
+#include "chatpeg/base/utf8.h"
 
 #include "grammar/schema_compiler.h"
 
 namespace chatpeg::grammar::detail {
 namespace {
 
-std::uint32_t count_of(const json::value& s, const char* key, std::uint32_t fallback) {
-  auto it = s.find(key);
-  if (it == s.end()) return fallback;
-  if (it->is_number_unsigned()) {
-    const auto u = it->get<std::uint64_t>();
-    return u >= peg::unbounded ? peg::unbounded - 1 : static_cast<std::uint32_t>(u);
+// JSON-text units of a key: one code point as written canonically (an escape for '"', '\\'
+// and control characters).
+std::vector<std::string> key_units(const std::string& key) {
+  std::vector<std::string> units;
+  std::size_t pos = 0;
+  while (pos < key.size()) {
+    const auto d = base::decode_utf8(key, pos);
+    const std::size_t len = d.length == 0 ? 1 : d.length;
+    std::string unit;
+    json::append_escaped(unit, std::string_view(key).substr(pos, len));
+    units.push_back(std::move(unit));
+    pos += len;
   }
-  if (it->is_number_integer()) {
-    const auto i = it->get<std::int64_t>();
-    return i < 0 ? 0 : (i >= peg::unbounded ? peg::unbounded - 1 : static_cast<std::uint32_t>(i));
-  }
-  const double d = it->get<double>();
-  return d <= 0 ? 0 : (d >= 4e9 ? peg::unbounded - 1 : static_cast<std::uint32_t>(d));
+  return units;
 }
 
 }  // namespace
+
+peg::parser schema_compiler::key_except(const std::vector<std::string>& keys) {
+  if (keys.empty()) return b_.json_string();
+  std::vector<std::vector<std::string>> all;
+  for (const auto& k : keys) {
+    all.push_back(key_units(k));
+    if (all.back().size() > 256) {
+      // Very long keys: a lookahead instead of a trie (exact for the matcher; the exported
+      // GBNF then also admits the declared keys here).
+      std::vector<peg::parser> lits;
+      for (const auto& key : keys) lits.push_back(string_const_parser(key));
+      return b_.negate(b_.choice(std::move(lits))) + b_.json_string();
+    }
+  }
+  if (escape_tail_.owner == nullptr) {
+    escape_tail_ =
+        b_.choice({b_.chars({{'"', '"'},
+                             {'\\', '\\'},
+                             {'/', '/'},
+                             {'b', 'b'},
+                             {'f', 'f'},
+                             {'n', 'n'},
+                             {'r', 'r'},
+                             {'t', 't'}}),
+                   b_.literal("u") + b_.chars({{'0', '9'}, {'a', 'f'}, {'A', 'F'}}, false, 4, 4)});
+  }
+  const peg::parser rest = b_.json_string_content() + b_.literal("\"");
+  // node(keys sharing the first d units): the alternatives are disjoint by first code point.
+  auto node = [&](auto&& self, const std::vector<const std::vector<std::string>*>& group,
+                  std::size_t d) -> peg::parser {
+    std::map<std::string, std::vector<const std::vector<std::string>*>> children;
+    bool terminal = false;
+    for (const auto* k : group) {
+      if (k->size() == d) {
+        terminal = true;
+      } else {
+        children[(*k)[d]].push_back(k);
+      }
+    }
+    std::vector<peg::parser> alts;
+    std::vector<peg::char_range> excluded = {{0, 0x1F}, {'"', '"'}, {'\\', '\\'}};
+    std::vector<peg::parser> escaped_children;  // \uXXXX units (control characters)
+    std::string simple = "\"\\/bfnrt";          // one-letter escapes not taken by a child
+    for (const auto& [unit, sub] : children) {
+      alts.push_back(b_.literal(unit) + self(self, sub, d + 1));
+      if (unit.size() == 2 && unit[0] == '\\') {
+        simple.erase(simple.find(unit[1]), 1);
+      } else if (unit[0] == '\\') {
+        escaped_children.push_back(b_.literal(unit));
+      } else {
+        const auto cp = base::decode_utf8(unit, 0).code_point;
+        excluded.push_back({cp, cp});
+      }
+    }
+    if (!terminal) alts.push_back(b_.literal("\""));  // ends here: not a declared key
+    alts.push_back(b_.chars(std::move(excluded), true) + rest);
+    peg::parser tail = escape_tail_;
+    if (simple.size() < 8) {
+      std::vector<peg::parser> tails;
+      if (!simple.empty()) {
+        std::vector<peg::char_range> letters;
+        for (const char c : simple) letters.push_back({char32_t(c), char32_t(c)});
+        tails.push_back(b_.chars(std::move(letters)));
+      }
+      tails.push_back(b_.literal("u") +
+                      b_.chars({{'0', '9'}, {'a', 'f'}, {'A', 'F'}}, false, 4, 4));
+      tail = b_.choice(std::move(tails));
+    }
+    peg::parser escape = b_.literal("\\") + tail;
+    if (!escaped_children.empty()) escape = b_.negate(b_.choice(escaped_children)) + escape;
+    alts.push_back(escape + rest);
+    return b_.choice(std::move(alts));
+  };
+  std::vector<const std::vector<std::string>*> group;
+  for (const auto& k : all) group.push_back(&k);
+  return b_.literal("\"") + node(node, group, 0);
+}
 
 base::result<peg::parser> schema_compiler::object_parser(const json::value& s,
                                                          const std::string& path,
@@ -109,11 +190,7 @@ base::result<peg::parser> schema_compiler::object_parser(const json::value& s,
   // An additional member: any key but a declared one.
   peg::parser extra{};
   if (has_additional) {
-    std::vector<peg::parser> keys;
-    for (const auto& k : declared) keys.push_back(string_const_parser(k));
-    peg::parser key = b_.json_string();
-    if (!keys.empty()) key = b_.negate(b_.choice(std::move(keys))) + key;
-    extra = key + ws() + b_.literal(":") + ws() + additional_value + ws();
+    extra = key_except(declared) + ws() + b_.literal(":") + ws() + additional_value + ws();
   }
   if (members.empty()) {
     return open + b_.optional(extra + b_.zero_or_more(sep + extra)) + close;
@@ -212,8 +289,8 @@ base::result<peg::parser> schema_compiler::array_parser(const json::value& s,
     }
   }
   if (rest == nullptr) rest = &any;
-  const std::uint32_t min = count_of(s, "minItems", 0);
-  std::uint32_t max = count_of(s, "maxItems", peg::unbounded);
+  const std::uint32_t min = count(s, "minItems", 0, path);
+  std::uint32_t max = count(s, "maxItems", peg::unbounded, path);
   if (min > max) return never_;
   if (!prefix && rest == &any && min == 0 && max == peg::unbounded) return b_.json_array();
 

@@ -8,19 +8,6 @@
 namespace chatpeg::grammar::detail {
 namespace {
 
-std::uint32_t count_value(const json::value& v) {
-  if (v.is_number_unsigned()) {
-    const auto u = v.get<std::uint64_t>();
-    return u >= peg::unbounded ? peg::unbounded - 1 : static_cast<std::uint32_t>(u);
-  }
-  if (v.is_number_integer()) {
-    const auto i = v.get<std::int64_t>();
-    return i < 0 ? 0 : (i >= peg::unbounded ? peg::unbounded - 1 : static_cast<std::uint32_t>(i));
-  }
-  const double d = v.get<double>();
-  return d <= 0 ? 0 : (d >= 4e9 ? peg::unbounded - 1 : static_cast<std::uint32_t>(d));
-}
-
 void append_hex4(std::string& out, unsigned v, bool upper) {
   const char* digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
   out += "\\u";
@@ -38,12 +25,9 @@ peg::parser schema_compiler::number_parser() {
 }
 
 peg::parser schema_compiler::string_parser(const json::value& s, const std::string& path) {
-  (void)path;
-  const auto min_it = s.find("minLength");
-  const auto max_it = s.find("maxLength");
-  if (min_it == s.end() && max_it == s.end()) return b_.json_string();
-  const std::uint32_t min = min_it == s.end() ? 0 : count_value(*min_it);
-  const std::uint32_t max = max_it == s.end() ? peg::unbounded : count_value(*max_it);
+  const std::uint32_t min = count(s, "minLength", 0, path);
+  const std::uint32_t max = count(s, "maxLength", peg::unbounded, path);
+  if (min == 0 && max == peg::unbounded) return b_.json_string();
   if (min > max) return never_;
   if (string_char_.owner == nullptr) {
     // One character of a JSON string: a plain code point, or one escape. A surrogate pair
@@ -165,9 +149,30 @@ void schema_compiler::value_alternatives(const std::vector<const json::value*>& 
     out.push_back({raw ? p + b_.peek(options_.raw_terminator) : p, false});
   }
   if (!raw_strings.empty()) {
-    // raw_value still does the consuming (the caller tags it); the lookahead restricts it
-    // to the allowed values.
-    out.push_back({b_.peek(b_.choice(std::move(raw_strings))) + options_.raw_value, true});
+    // The allowed texts themselves (so the exported GBNF is exact), under the same tag and
+    // atomic wrappers as raw_value so the mapper sees the same AST.
+    peg::parser p = raw_strings.size() == 1 ? raw_strings[0] : b_.choice(std::move(raw_strings));
+    std::vector<const peg::node*> wrappers;
+    for (peg::node_id id = options_.raw_value.id;;) {
+      const peg::node& n = b_.at(id);
+      if (const auto* t = std::get_if<peg::nodes::tagged>(&n)) {
+        wrappers.push_back(&n);
+        id = t->child;
+      } else if (const auto* a = std::get_if<peg::nodes::atomic>(&n)) {
+        wrappers.push_back(&n);
+        id = a->child;
+      } else {
+        break;
+      }
+    }
+    for (auto it = wrappers.rbegin(); it != wrappers.rend(); ++it) {
+      if (const auto* t = std::get_if<peg::nodes::tagged>(*it)) {
+        p = b_.tag(t->tag, p);
+      } else {
+        p = b_.atomic(p);
+      }
+    }
+    out.push_back({p, true});
   }
 }
 

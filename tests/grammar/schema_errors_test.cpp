@@ -36,6 +36,8 @@ TEST(schema_warnings, list_unenforced_keywords_with_paths) {
        {"$.dependentRequired", "$.minProperties"}},
       {R"({"oneOf":[{"type":"string"},{"type":"integer"}]})", {"$.oneOf"}},
       {R"({"type":"string","x-vendor":1})", {"$[\"x-vendor\"]"}},
+      {R"({"type":"array","items":{"type":"string","maxLength":5000},"minItems":2000})",
+       {"$.minItems", "$.items.maxLength"}},
       {R"({"$defs":{"s":{"type":"string","format":"email"}},"$ref":"#/$defs/s"})",
        {"$[\"$defs\"].s.format"}},
       {R"({"type":"string","title":"t","description":"d","default":"x","examples":["y"],

@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "chatpeg/grammar/gbnf.h"
 #include "chatpeg/grammar/schema.h"
+#include "chatpeg/peg/gbnf_export.h"
 #include "chatpeg/peg/matcher.h"
 
 namespace chatpeg::grammar {

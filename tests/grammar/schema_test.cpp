@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "chatpeg/grammar/gbnf.h"
 #include "chatpeg/grammar/schema.h"
+#include "chatpeg/peg/gbnf_export.h"
 #include "chatpeg/peg/matcher.h"
 #include "grammar/schema_test_support.h"
 
@@ -311,6 +313,21 @@ const std::vector<schema_case>& table() {
       {"huge_max_length",
        R"({"type":"string","maxLength":1e10})",
        {{R"("abc")", true}, {"1", false}}},
+      {"additional_keys_exclude_declared_prefixes",
+       R"({"properties":{"ab":{"type":"integer"},"abc":{"type":"integer"}},
+           "additionalProperties":{"type":"string"}})",
+       {{R"({"ab":1,"abc":2})", true},
+        {R"({"ab":"x"})", false},
+        {R"({"abc":"x"})", false},
+        {R"({"a":"x","abcd":"y","":"z"})", true},
+        {R"({"ab\n":"x","\u0061b":"y"})", true}}},
+      {"additional_keys_exclude_escaped_declared",
+       R"({"properties":{"a\"b":{"type":"integer"},"é":{"type":"integer"}},
+           "additionalProperties":{"type":"string"}})",
+       {{R"({"a\"b":1,"é":2})", true},
+        {R"({"a\"b":"s"})", false},
+        {R"({"é":"s"})", false},
+        {R"({"a\"c":"s","a\\b":"t","éé":"u"})", true}}},
       {"contradictory_lengths",
        R"({"type":"string","minLength":3,"maxLength":2})",
        {{R"("abc")", false}, {R"("ab")", false}}},
@@ -354,6 +371,24 @@ TEST_P(schema_table, prefixes_of_accepted_values_need_more_input) {
             << "prefix of " << text << ": '" << prefix << "'";
       }
     }
+  }
+}
+
+// The exported GBNF must accept every value the PEG accepts (constrained decoding must never
+// forbid a valid answer) and should reject the others; lookaheads (not a declared key, no
+// longer number) are dropped by the export, so a few rejections are known to be looser.
+TEST_P(schema_table, exported_gbnf_agrees) {
+  const auto& c = GetParam();
+  auto compiled = test::compile_text(c.schema);
+  ASSERT_TRUE(compiled.ok()) << compiled.error;
+  auto text = peg::export_gbnf(compiled.grammar);
+  ASSERT_TRUE(text.has_value()) << text.error().to_string();
+  auto gbnf = parse_gbnf(*text);
+  ASSERT_TRUE(gbnf.has_value()) << gbnf.error().to_string() << "\n" << *text;
+  for (const auto& v : c.values) {
+    auto r = recognize(**gbnf, v.text);
+    ASSERT_TRUE(r.has_value()) << r.error().to_string();
+    EXPECT_EQ(r->accepted, v.accept) << "value: " << v.text << "\n" << *text;
   }
 }
 

@@ -33,6 +33,9 @@ struct schema_options {
   // most once, required ones present): 2^n "keys seen" rules. Larger objects accept their
   // properties in declared order only (optional ones may be skipped), which stays linear.
   std::size_t max_permute_keys = 6;
+  // minLength/maxLength/minItems/maxItems above this are not enforced (a warning): GBNF
+  // engines expand {m,n} into n copies.
+  std::uint32_t max_repeat = 1000;
 };
 
 struct compiled_schema {
