@@ -686,7 +686,7 @@ class parser {
 
   expr_ptr parse_postfix(expr_ptr node) {
     while (true) {
-      std::size_t off = cur().offset;
+      std::size_t off = node->offset;
       if (is_op(".")) {
         advance();
         if (cur().type == tok::name) {
@@ -833,7 +833,8 @@ class parser {
         }
         node = std::move(t);
       } else if (is_op("(")) {
-        node = parse_call(std::move(node), cur().offset);
+        std::size_t off = node->offset;
+        node = parse_call(std::move(node), off);
       } else {
         return node;
       }

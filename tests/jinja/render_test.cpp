@@ -51,8 +51,7 @@ void run_cases(const render_case* cases, std::size_t n) {
 
 // Whitespace
 const render_case kWhitespace[] = {
-    {R"j(a  {%- if true %} b {% endif -%}   c)j",
-     R"j(a b c)j", false},
+    {R"j(a  {%- if true %} b {% endif -%}   c)j", R"j(a b c)j", false},
     {R"j(  {{- 'x' }}  {{ 'y' -}}  
 z)j",
      R"j(x  yz)j", false},
@@ -65,45 +64,50 @@ y)j",
         3
         1
         2
-y)j", false},
-    {R"j(  {%+ if true %}keep{% endif %})j",
-     R"j(  keep)j", false},
+y)j",
+     false},
+    {R"j(  {%+ if true %}keep{% endif %})j", R"j(  keep)j", false},
     {R"j({% if true +%}
 next
 {% endif %})j",
      R"j(
 next
-)j", false},
+)j",
+     false},
     {R"j(a {# c #} b
     {# own line #}
 c)j",
      R"j(a  b
-c)j", false},
-    {R"j({% raw -%}   r   {%- endraw %})j",
-     R"j(r)j", false},
+c)j",
+     false},
+    {R"j({% raw -%}   r   {%- endraw %})j", R"j(r)j", false},
     {R"j(  {% raw %}
   x
   {% endraw %}
 y)j",
      R"j(
   x
-y)j", false},
+y)j",
+     false},
     {R"j(line1
 {{ 'v' }}
    {%- set q = 1 %}
 end
 )j",
      R"j(line1
-vend)j", false},
+vend)j",
+     false},
     {R"j(a	{% if true %}
 	b
 {% endif %})j",
      R"j(a		b
-)j", false},
+)j",
+     false},
     {R"j({{ 'a' }}
   {{ 'b' }})j",
      R"j(a
-  b)j", false},
+  b)j",
+     false},
     {R"j(x {% if true %}
 y{% endif %})j",
      R"j(x y)j", false},
@@ -112,12 +116,14 @@ y{% endif %})j",
 // Literals
 const render_case kLiterals[] = {
     {R"j({{ 1e16 }} {{ 0.1 + 0.2 }} {{ 1/3 }} {{ -0.0 }} {{ 1e-7 }} {{ 3.0 }} {{ 1e22 }} {{ 12345.678 }} {{ 0.000123 }})j",
-     R"j(1e+16 0.30000000000000004 0.3333333333333333 -0.0 1e-07 3.0 1e+22 12345.678 0.000123)j", false},
+     R"j(1e+16 0.30000000000000004 0.3333333333333333 -0.0 1e-07 3.0 1e+22 12345.678 0.000123)j",
+     false},
     {R"j({{ "a'b" }} {{ ["a'b", 'c"d', "x\ny", "\u00e9", "tab\t"] }} {{ ('x',) }} {{ () }} {{ {} }} {{ {'a': none, 'b': true} }})j",
      R"j(a'b ["a'b", 'c"d', 'x\ny', 'é', 'tab\t'] ('x',) () {} {'a': None, 'b': True})j", false},
     {R"j({{ 'a' 'b' }}{{ "\x41\u00e9\n\t\\" }}{{ [1, 2,] }}{{ {'a': {'b': 1}} }})j",
      R"j(abAé
-	\[1, 2]{'a': {'b': 1}})j", false},
+	\[1, 2]{'a': {'b': 1}})j",
+     false},
 };
 
 // Operators
@@ -128,7 +134,8 @@ const render_case kOperators[] = {
      R"j(1||2|x|0|False|True|False|True|False)j", false},
     {R"j({{ [1, 2] == [1, 2] }} {{ (1, 2) == [1, 2] }} {{ 1 == 1.0 }} {{ 'a' < 'b' }} {{ [1,2] < [1,3] }} {{ none == none }} {{ "a" ~ 1 ~ none ~ zz }})j",
      R"j(True False True True True True a1None)j", false},
-    {R"j({{ xs + [4] }} {{ (1,) + (2,) }} {{ -xs|length }} {{ - 2 ** 2 }} {{ not none is none }})j", R"j(bad operand type for unary -: 'list')j", true},
+    {R"j({{ xs + [4] }} {{ (1,) + (2,) }} {{ -xs|length }} {{ - 2 ** 2 }} {{ not none is none }})j",
+     R"j(bad operand type for unary -: 'list')j", true},
     {R"j({{ "%s-%d-%.2f-%5s|%-5s|%05d" % ("a", 3, 2.345, "x", "y", 42) }} {{ "%(a)s" % {"a": 1} }} {{ "%r" % "x" }})j",
      R"j(a-3-2.35-    x|y    |00042 1 'x')j", false},
     {R"j({{ 'a' + 1 }})j", R"j(can only concatenate str (not "int") to str)j", true},
@@ -143,11 +150,12 @@ const render_case kLookup[] = {
      R"j(2 def ['b', 'a'] [1, 2] 2 2 |sysuser)j", false},
     {R"j({{ s[1:3] }} {{ s[::-1] }} {{ s[-3:] }} {{ xs[::2] }} {{ xs[-1] }} {{ s[100:] }} {{ xs[1:-1] }} {{ "héllo"[1] }}{{ "héllo"[1:3] }})j",
      R"j(el dlroW olleH rld [3, 2] 2  [1] éél)j", false},
-    {R"j({{ xs[10] }}|{{ s[10] }}|{{ n.x }}|{{ n['x'] }})j",
-     R"j(|d||)j", false},
+    {R"j({{ xs[10] }}|{{ s[10] }}|{{ n.x }}|{{ n['x'] }})j", R"j(|d||)j", false},
     {R"j({{ zz.foo }})j", R"j('zz' is undefined)j", true},
-    {R"j({{ xs.append(1) }})j", R"j(access to attribute 'append' of 'list' object is unsafe.)j", true},
-    {R"j({% set l = xs %}{{ l.pop() }})j", R"j(access to attribute 'pop' of 'list' object is unsafe.)j", true},
+    {R"j({{ xs.append(1) }})j", R"j(access to attribute 'append' of 'list' object is unsafe.)j",
+     true},
+    {R"j({% set l = xs %}{{ l.pop() }})j",
+     R"j(access to attribute 'pop' of 'list' object is unsafe.)j", true},
     {R"j({{ zz() }})j", R"j('zz' is undefined)j", true},
 };
 
@@ -169,10 +177,11 @@ const render_case kStatements[] = {
      R"j(1-2-()-{}1-3-(4,)-{'k': 5})j", false},
     {R"j({% macro m(a) %}[{{ caller() }}{{ a }}]{% endmacro %}{% call m(1) %}body{% endcall %})j",
      R"j([body1])j", false},
-    {R"j({% macro m() %}{{ z }}{% endmacro %}{% set z = 3 %}{{ m() }})j",
-     R"j(3)j", false},
-    {R"j({% macro f(x) %}{{ x }}{% endmacro %}{{ f(1, 2) }})j", R"j(macro 'f' takes not more than 1 argument(s))j", true},
-    {R"j({% macro f(x) %}{{ x }}{% endmacro %}{{ f(y=2) }})j", R"j(macro 'f' takes no keyword argument 'y')j", true},
+    {R"j({% macro m() %}{{ z }}{% endmacro %}{% set z = 3 %}{{ m() }})j", R"j(3)j", false},
+    {R"j({% macro f(x) %}{{ x }}{% endmacro %}{{ f(1, 2) }})j",
+     R"j(macro 'f' takes not more than 1 argument(s))j", true},
+    {R"j({% macro f(x) %}{{ x }}{% endmacro %}{{ f(y=2) }})j",
+     R"j(macro 'f' takes no keyword argument 'y')j", true},
     {R"j({% filter upper %}abc{{ s }}{% endfilter %}{% set x %}inner{{ 1 }}{% endset %}{{ x }})j",
      R"j(ABCHELLO WORLDinner1)j", false},
     {R"j({% for x in [1,2,3] %}{% if x == 2 %}{% continue %}{% endif %}{% if x == 3 %}{% break %}{% endif %}{{ x }}{% endfor %})j",
@@ -213,15 +222,18 @@ const render_case kFilters[] = {
             "b": []
         }
     ]
-})j", false},
+})j",
+     false},
     {R"j({{ d|tojson(separators=(",", ":")) }} {{ "é😀"|tojson(ensure_ascii=true) }} {{ {1: 'a', true: 'b', none: 'c', 1.5: 'd'}|tojson }} {{ "\u0001\u007f\u2028"|tojson }} {{ xs|tojson(indent='\t') }})j",
      R"j({"b":1,"a":2} "\u00e9\ud83d\ude00" {"1": "b", "null": "c", "1.5": "d"} "\u0001 " [
 	3,
 	1,
 	2
-])j", false},
+])j",
+     false},
     {R"j({{ zz|tojson }})j", R"j(Object of type Undefined is not JSON serializable)j", true},
-    {R"j({{ xs|select('odd')|tojson }})j", R"j(Object of type generator is not JSON serializable)j", true},
+    {R"j({{ xs|select('odd')|tojson }})j", R"j(Object of type generator is not JSON serializable)j",
+     true},
     {R"j({{ xs|join(",") }} {{ xs|map('string')|join }} {{ messages|map(attribute='role')|list }} {{ messages|selectattr('role', 'equalto', 'user')|list|length }} {{ xs|select('odd')|list }} {{ n|selectattr('x')|list }})j",
      R"j(3,1,2 312 ['system', 'user'] 1 [3, 1] [])j", false},
     {R"j({{ "  x  "|trim }}|{{ "xxaxx"|trim('x') }}|{{ s|replace('o', '0') }}|{{ s|length }}|{{ "é"|length }}|{{ s|wordcount }}|{{ s|center(15) }}|{{ s|truncate(8) }})j",
@@ -235,20 +247,24 @@ const render_case kFilters[] = {
 
   b|a
   
-  b)j", false},
+  b)j",
+     false},
     {R"j({{ xs|first }} {{ xs|last }} {{ [1,1,2,'a','A']|unique|list }} {{ xs|reverse|list }} {{ xs|batch(2)|list }} {{ "<a>"|e }} {{ "<a>"|safe }} {{ "<"|safe + "<" }})j",
      R"j(3 2 [1, 2, 'a'] [2, 1, 3] [[3, 1], [2]] &lt;a&gt; <a> <&lt;)j", false},
     {R"j({{ s|lower }} {{ s|upper }} {{ "hello wORLD-foo"|title }} {{ s|capitalize }} {{ s|list }} {{ d|list }} {{ none|default('x') }} {{ zz|default('x') }} {{ ''|default('x', true) }} {{ zz|d('y') }})j",
-     R"j(hello world HELLO WORLD Hello World-Foo Hello world ['H', 'e', 'l', 'l', 'o', ' ', 'W', 'o', 'r', 'l', 'd'] ['b', 'a'] None x x y)j", false},
+     R"j(hello world HELLO WORLD Hello World-Foo Hello world ['H', 'e', 'l', 'l', 'o', ' ', 'W', 'o', 'r', 'l', 'd'] ['b', 'a'] None x x y)j",
+     false},
     {R"j({{ d|dictsort(reverse=true) }} {{ ['b', 'A', 'a']|sort }} {{ ['b', 'A', 'a']|sort(case_sensitive=true) }} {{ messages|rejectattr('role', 'in', ['user'])|list }} {{ messages|map(attribute='zz', default='q')|list }})j",
-     R"j([('b', 1), ('a', 2)] ['A', 'a', 'b'] ['A', 'a', 'b'] [{'role': 'system', 'content': 'sys'}] ['q', 'q'])j", false},
+     R"j([('b', 1), ('a', 2)] ['A', 'a', 'b'] ['A', 'a', 'b'] [{'role': 'system', 'content': 'sys'}] ['q', 'q'])j",
+     false},
     {R"j({{ n|length }})j", R"j(object of type 'NoneType' has no len())j", true},
 };
 
 // Methods
 const render_case kMethods[] = {
     {R"j({{ s.split() }} {{ s.split('o') }} {{ s.split('o', 1) }} {{ s.rsplit('o', 1) }} {{ "  a  b ".split() }} {{ "a,b,,c".split(",") }})j",
-     R"j(['Hello', 'World'] ['Hell', ' W', 'rld'] ['Hell', ' World'] ['Hello W', 'rld'] ['a', 'b'] ['a', 'b', '', 'c'])j", false},
+     R"j(['Hello', 'World'] ['Hell', ' W', 'rld'] ['Hell', ' World'] ['Hello W', 'rld'] ['a', 'b'] ['a', 'b', '', 'c'])j",
+     false},
     {R"j({{ s.lower() }} {{ s.upper() }} {{ s.title() }} {{ "hello wORLD-foo".title() }})j",
      R"j(hello world HELLO WORLD Hello World Hello World-Foo)j", false},
     {R"j({{ "a b c".startswith("a") }} {{ "abc".endswith(("x", "c")) }} {{ "abc".find("c") }} {{ "a-b".replace("-", "+") }} {{ "abc".count("b") }} {{ ",".join(["a", "b"]) }} {{ " x ".strip() }} {{ "xa".lstrip("x") }} {{ "a\nb".splitlines() }} {{ "123".isdigit() }})j",
@@ -258,14 +274,30 @@ const render_case kMethods[] = {
      R"j(1 a xx     r|3.14 1 1)j", false},
 };
 
-TEST(JinjaRender, Whitespace) { run_cases(kWhitespace, std::size(kWhitespace)); }
-TEST(JinjaRender, Literals) { run_cases(kLiterals, std::size(kLiterals)); }
-TEST(JinjaRender, Operators) { run_cases(kOperators, std::size(kOperators)); }
-TEST(JinjaRender, Lookup) { run_cases(kLookup, std::size(kLookup)); }
-TEST(JinjaRender, Statements) { run_cases(kStatements, std::size(kStatements)); }
-TEST(JinjaRender, Tests) { run_cases(kTests, std::size(kTests)); }
-TEST(JinjaRender, Filters) { run_cases(kFilters, std::size(kFilters)); }
-TEST(JinjaRender, Methods) { run_cases(kMethods, std::size(kMethods)); }
+TEST(JinjaRender, Whitespace) {
+  run_cases(kWhitespace, std::size(kWhitespace));
+}
+TEST(JinjaRender, Literals) {
+  run_cases(kLiterals, std::size(kLiterals));
+}
+TEST(JinjaRender, Operators) {
+  run_cases(kOperators, std::size(kOperators));
+}
+TEST(JinjaRender, Lookup) {
+  run_cases(kLookup, std::size(kLookup));
+}
+TEST(JinjaRender, Statements) {
+  run_cases(kStatements, std::size(kStatements));
+}
+TEST(JinjaRender, Tests) {
+  run_cases(kTests, std::size(kTests));
+}
+TEST(JinjaRender, Filters) {
+  run_cases(kFilters, std::size(kFilters));
+}
+TEST(JinjaRender, Methods) {
+  run_cases(kMethods, std::size(kMethods));
+}
 
 }  // namespace
 }  // namespace chatpeg::jinja
