@@ -166,6 +166,118 @@ TEST(MatcherProperty, MemoPreventsExponentialBacktracking) {
   EXPECT_EQ(r.error.code, base::errc::limit_exceeded);
 }
 
+// Random grammars over a tiny alphabet: every node kind, nested rules, refs, tags, atomic.
+class grammar_generator {
+ public:
+  explicit grammar_generator(std::mt19937& rng) : rng_(rng) {}
+
+  parser make(builder& b) {
+    rules_ = 0;
+    return gen(b, 4) + b.end();
+  }
+
+ private:
+  std::size_t pick(std::size_t n) {
+    return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_);
+  }
+
+  parser gen(builder& b, int depth) {
+    const std::size_t k = pick(depth > 0 ? 15 : 5);
+    switch (k) {
+      case 0:
+        return b.literal(pick(2) ? "a" : "ab");
+      case 1: {
+        const std::uint32_t lo = static_cast<std::uint32_t>(pick(2));
+        return b.chars(pick(2) ? "[a]" : "[^a]", lo, pick(2) ? unbounded : lo + 1);
+      }
+      case 2:
+        return b.any();
+      case 3:
+        return b.until_one_of(pick(2) ? std::vector<std::string>{"b"}
+                                      : std::vector<std::string>{"ba", " a"});
+      case 4:
+        return b.literal(" ") << b.literal("b");
+      case 5:
+        return gen(b, depth - 1) + gen(b, depth - 1);
+      case 6:
+        return gen(b, depth - 1) | gen(b, depth - 1);
+      case 7:
+        return b.optional(gen(b, depth - 1));
+      case 8:
+        return b.repeat(b.literal(pick(2) ? "a" : "b") + gen(b, depth - 1), 0,
+                        pick(2) ? unbounded : 2);
+      case 9:
+        return b.negate(gen(b, depth - 1)) + b.any();
+      case 10:
+        return b.peek(gen(b, depth - 1)) + gen(b, depth - 1);
+      case 11:
+        return b.atomic(b.tag(tag::tool_name, gen(b, depth - 1)));
+      case 12:
+        return b.content(gen(b, depth - 1));
+      case 13: {
+        const std::string name = "r" + std::to_string(rules_++);
+        return b.rule(name, b.reasoning(gen(b, depth - 1)));
+      }
+      default: {
+        // A recursive rule guarded by a consuming literal (never left-recursive).
+        const std::string name = "rec" + std::to_string(rules_++);
+        return b.rule(name, b.literal("a") + b.optional(b.ref(name)) + gen(b, depth - 2));
+      }
+    }
+  }
+
+  std::mt19937& rng_;
+  int rules_ = 0;
+};
+
+bool spans_nest(const ast& a) {
+  const auto& n = a.nodes();
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    if (n[i].start > n[i].end) return false;
+    if (n[i].parent == no_ast) continue;
+    if (n[i].parent >= i) return false;
+    const auto& p = n[n[i].parent];
+    if (n[i].start < p.start || n[i].end > p.end) return false;
+  }
+  return true;
+}
+
+TEST(MatcherProperty, RandomGrammarsMemoAgreesAndPrefixesNeverFail) {
+  std::mt19937 rng(4242);
+  const std::vector<std::string> pieces = {"a", "b", " ", "ab", "ba"};
+  int grammars_built = 0, accepted = 0;
+  for (int gi = 0; gi < 150; ++gi) {
+    builder b;
+    grammar_generator gen(rng);
+    auto g = b.build(gen.make(b));
+    if (!g.has_value()) continue;  // e.g. a nullable loop: rejected by validation
+    ++grammars_built;
+    matcher with(*g);
+    matcher without(*g, {.memoize = false});
+    for (int i = 0; i < 40; ++i) {
+      const std::string text = random_text(rng, pieces);
+      for (const auto flags : {match_flags::none, match_flags::lenient, match_flags::complete,
+                               match_flags::lenient | match_flags::complete}) {
+        const auto x = with.match(text, flags);
+        const auto y = without.match(text, flags);
+        ASSERT_EQ(x.status, y.status) << text << "\n" << g->dump();
+        ASSERT_EQ(x.end, y.end) << text;
+        ASSERT_EQ(x.ast.dump(*g, text), y.ast.dump(*g, text)) << text << "\n" << g->dump();
+        ASSERT_TRUE(spans_nest(x.ast)) << text;
+      }
+      if (!with.match(text, match_flags::complete).ok()) continue;
+      ++accepted;
+      for (std::size_t k = 0; k < text.size(); ++k) {
+        const auto r = with.match(std::string_view(text.data(), k), match_flags::lenient);
+        ASSERT_NE(r.status, match_status::fail) << "prefix " << k << " of \"" << text << "\"\n"
+                                                << g->dump();
+      }
+    }
+  }
+  EXPECT_GT(grammars_built, 50);
+  EXPECT_GT(accepted, 50);
+}
+
 TEST(MatcherLimits, DeepNestingHitsMaxDepth) {
   builder b;
   auto g = b.build(b.json_value());
