@@ -15,7 +15,12 @@
 // The matcher never throws. Resource limits (recursion depth, work) end the match with a
 // fail whose error.code is limit_exceeded. A matcher object holds reusable per-match state
 // (memo tables, stacks); it is not thread-safe, but any number of matchers may share one
-// grammar.
+// grammar, which must outlive them.
+//
+// Choice alternatives that cannot start with the next byte (tables from build()) are not
+// tried; such an alternative could never succeed there, so results are unchanged except that
+// it cannot report a spurious need_more_input through a lookahead. Packrat memo entries keep
+// the extent of input each rule examined, for a future incremental matcher (DESIGN.md §7).
 #pragma once
 
 #include <cstdint>
@@ -80,7 +85,9 @@ class ast {
 struct match_result {
   match_status status = match_status::fail;
   std::size_t start = 0;
-  std::size_t end = 0;  // for need_more_input: how far the input was consumed (its end)
+  // For need_more_input: where the matched part stops — the end of the input, or earlier when
+  // the input ends with the beginning of an `until` delimiter (held back, not consumed).
+  std::size_t end = 0;
   peg::ast ast;
   base::error error;  // meaningful when status == fail: offset, what was expected
 
@@ -88,7 +95,7 @@ struct match_result {
 };
 
 struct matcher_options {
-  std::uint32_t max_depth = 4096;        // nested rule/sequence recursion
+  std::uint32_t max_depth = 4096;        // nested node visits (every node kind counts)
   std::uint64_t max_steps = 1ull << 32;  // bound on node visits per match
   std::uint32_t max_expected = 16;       // alternatives listed in a fail's error
   bool memoize = true;  // packrat memo at rule nodes (off only to cross-check in tests)
