@@ -176,6 +176,17 @@ std::uint32_t schema_compiler::count(const json::value& s, const char* key, std:
   return static_cast<std::uint32_t>(v);
 }
 
+peg::parser schema_compiler::shared(peg::parser p, const std::string& hint) {
+  const peg::node& n = b_.at(p.id);
+  if (std::holds_alternative<peg::nodes::rule>(n) || std::holds_alternative<peg::nodes::ref>(n) ||
+      std::holds_alternative<peg::nodes::literal>(n) ||
+      std::holds_alternative<peg::nodes::char_class>(n) ||
+      std::holds_alternative<peg::nodes::epsilon>(n) || is_never(p)) {
+    return p;
+  }
+  return b_.rule(new_rule_name(hint), p);
+}
+
 peg::parser schema_compiler::choice_of(std::vector<alternative> alts) {
   std::stable_partition(alts.begin(), alts.end(),
                         [](const alternative& a) { return !a.raw_string; });

@@ -84,6 +84,9 @@ class schema_compiler {
   // A string other than the given keys (a trie over their JSON text; no lookahead, so the
   // exported GBNF is exact too).
   peg::parser key_except(const std::vector<std::string>& keys);
+  // p as a named rule when it is used more than once and is not a leaf: GBNF export inlines
+  // unnamed subtrees, so sharing one would multiply its size by its uses.
+  peg::parser shared(peg::parser p, const std::string& hint);
   const schema_options& options() const { return options_; }
 
  private:
@@ -114,6 +117,7 @@ class schema_compiler {
                                // string character (escape = one), built lazily
   peg::node_id first_id_ = 0;
   std::size_t object_count_ = 0;
+  std::size_t array_count_ = 0;
 };
 
 // The GBNF-safe form of a name: [a-zA-Z0-9-], other bytes become '-'.

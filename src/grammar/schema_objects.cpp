@@ -192,11 +192,17 @@ base::result<peg::parser> schema_compiler::object_parser(const json::value& s,
   if (has_additional) {
     extra = key_except(declared) + ws() + b_.literal(":") + ws() + additional_value + ws();
   }
+  const std::string obj = "obj" + std::to_string(++object_count_);
+  const std::string base = new_rule_name(obj);
+  if (has_additional) extra = shared(extra, obj + "-extra");
   if (members.empty()) {
     return open + b_.optional(extra + b_.zero_or_more(sep + extra)) + close;
   }
-
-  const std::string base = new_rule_name("obj" + std::to_string(++object_count_));
+  if (members.size() > 1) {
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      members[i].p = shared(members[i].p, obj + "-k" + std::to_string(i));
+    }
+  }
   const std::size_t n = members.size();
   peg::parser body{};
   if (n <= options_.max_permute_keys && n < 16) {
@@ -319,6 +325,7 @@ base::result<peg::parser> schema_compiler::array_parser(const json::value& s,
   if (min > max) return never_;
 
   peg::parser sep = b_.literal(",") + ws();
+  item = shared(item, "arr" + std::to_string(++array_count_) + "-item");
   // The homogeneous tail after `done` elements (done ≥ m), as a parser including separators.
   auto homogeneous = [&](std::uint32_t done) -> peg::parser {
     const std::uint32_t lo = min > done ? min - done : 0;

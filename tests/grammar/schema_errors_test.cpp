@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "chatpeg/grammar/schema.h"
+#include "chatpeg/peg/gbnf_export.h"
 #include "chatpeg/peg/matcher.h"
 #include "grammar/schema_test_support.h"
 
@@ -167,6 +168,39 @@ TEST(schema_shape, grammar_size_is_linear_beyond_the_permutation_bound) {
   auto g6 = compile_text(many_properties(6, false));
   ASSERT_TRUE(g6.ok()) << g6.error;
   EXPECT_LT(g6.grammar.size(), 3000u);
+}
+
+std::size_t gbnf_size(const std::string& schema) {
+  auto r = compile_text(schema);
+  EXPECT_TRUE(r.ok()) << r.error;
+  if (!r.ok()) return 0;
+  auto text = peg::export_gbnf(r.grammar);
+  EXPECT_TRUE(text.has_value());
+  return text.has_value() ? text->size() : 0;
+}
+
+std::string nested_arrays(int depth) {
+  std::string s =
+      R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"}}})";
+  for (int i = 0; i < depth; ++i) s = R"({"type":"array","minItems":1,"items":)" + s + "}";
+  return s;
+}
+
+TEST(schema_shape, exported_gbnf_stays_linear_when_subtrees_are_reused) {
+  // Array items appear twice in the grammar (first, then ", item"*) and object members once
+  // per permutation state: they are named rules, so nesting does not multiply the text.
+  const std::size_t d6 = gbnf_size(nested_arrays(6));
+  const std::size_t d12 = gbnf_size(nested_arrays(12));
+  EXPECT_LT(d12, 2 * d6 + 200) << d6 << " " << d12;
+  std::string inner = many_properties(6, false);
+  std::string outer = R"({"type":"object","properties":{)";
+  for (int i = 0; i < 6; ++i) {
+    outer += (i ? "," : "") + std::string("\"o") + std::to_string(i) + "\":" + inner;
+  }
+  outer += "}}";
+  const std::size_t one = gbnf_size(inner);
+  const std::size_t nested = gbnf_size(outer);
+  EXPECT_LT(nested, 12 * one) << one << " " << nested;
 }
 
 TEST(schema_shape, rule_names_are_unique_and_gbnf_safe) {
