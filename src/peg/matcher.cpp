@@ -237,8 +237,10 @@ struct matcher::state {
         const auto mark = static_cast<std::uint32_t>(ast.size());
         const step r = run(std::get_if<nodes::peek>(&n)->child, pos);
         truncate(mark);
-        if (r.status == match_status::success) return {match_status::success, pos};
-        return r;
+        // A lookahead consumes nothing, also when undecided: the matched part stops at pos
+        // (so a half-received marker behind a predicate never ends up inside a tag's span).
+        if (r.status == match_status::fail) return r;
+        return {r.status, pos};
       }
       case kind<nodes::negate>: {
         const auto mark = static_cast<std::uint32_t>(ast.size());
@@ -247,7 +249,7 @@ struct matcher::state {
         --in_predicate;
         truncate(mark);
         if (r.status == match_status::fail) return {match_status::success, pos};
-        if (r.status == match_status::need_more_input) return r;
+        if (r.status == match_status::need_more_input) return {r.status, pos};
         record_fail(pos, id);
         return fail();
       }

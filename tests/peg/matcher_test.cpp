@@ -199,13 +199,20 @@ TEST(Matcher, Composition) {
       {"peek fail", [](builder& b) { return b.peek(b.literal("a")) + b.any(); }, "b", N, no, 0,
        nullptr},
       {"peek lenient", [](builder& b) { return b.peek(b.literal("ab")) + b.any(); }, "a", L, more,
-       1, nullptr},
+       0, nullptr},
       {"negate", [](builder& b) { return b.negate(b.literal("a")) + b.content(b.any()); }, "b", N,
        ok, 1, "content [0,1) \"b\"\n"},
       {"negate fail", [](builder& b) { return b.negate(b.literal("a")) + b.any(); }, "a", N, no, 0,
        nullptr},
       {"negate lenient", [](builder& b) { return b.negate(b.literal("ab")) + b.any(); }, "a", L,
-       more, 1, nullptr},
+       more, 0, nullptr},
+      // "Else one byte of content": a half-received marker stays out of the content span.
+      {"negate keeps marker prefix out",
+       [](builder& b) {
+         return b.content(b.zero_or_more(b.negate(b.literal("<tool_call>")) + b.any())) +
+                b.literal("<tool_call>");
+       },
+       "hi <tool_", L, more, 3, "content [0,3) partial \"hi \"\n"},
       {"negate eof lenient", [](builder& b) { return b.negate(b.literal("a")) + b.any(); }, "", L,
        more, 0, nullptr},
   });
