@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,9 @@ struct until_case {
   std::vector<std::string> delimiters;
   std::vector<std::string> alphabet;
 };
+void PrintTo(const until_case& c, std::ostream* os) {
+  *os << c.name;
+}
 
 class gbnf_export_until_exact : public ::testing::TestWithParam<until_case> {};
 
@@ -92,7 +96,9 @@ INSTANTIATE_TEST_SUITE_P(
                       until_case{"mixed_lengths", {"b", "aca", "aab"}, {"a", "b", "c"}},
                       until_case{"tag_like", {"</t>"}, {"<", "t", "/", ">"}},
                       until_case{"utf8",
-                                 {"\xC3\xA9\xC3\xA9", "\xE4\xB8\xAD" "a"},
+                                 {"\xC3\xA9\xC3\xA9",
+                                  "\xE4\xB8\xAD"
+                                  "a"},
                                  {"\xC3\xA9", "a", "\xE4\xB8\xAD"}}),
     [](const auto& tc) { return std::string(tc.param.name); });
 

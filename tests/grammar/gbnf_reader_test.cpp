@@ -2,6 +2,7 @@
 // malformed grammars with the exact line:column, error code and expectation reported.
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 
 #include "chatpeg/grammar/gbnf.h"
@@ -14,6 +15,9 @@ struct valid_case {
   std::string text;
   std::size_t rules;
 };
+void PrintTo(const valid_case& c, std::ostream* os) {
+  *os << c.name;
+}
 
 class gbnf_reader_valid : public ::testing::TestWithParam<valid_case> {};
 
@@ -56,6 +60,9 @@ struct invalid_case {
   std::uint32_t column;
   const char* message_part;
 };
+void PrintTo(const invalid_case& c, std::ostream* os) {
+  *os << c.name;
+}
 
 class gbnf_reader_invalid : public ::testing::TestWithParam<invalid_case> {};
 

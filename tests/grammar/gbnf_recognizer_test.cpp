@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <ostream>
 #include <regex>
 #include <string>
 
@@ -27,6 +28,9 @@ struct rec_case {
   const char* expected = "";  // substring of the expectation when rejected
   bool prefix = false;
 };
+void PrintTo(const rec_case& c, std::ostream* os) {
+  *os << c.name;
+}
 
 class gbnf_recognizer_table : public ::testing::TestWithParam<rec_case> {};
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <ostream>
 
 #include "chatpeg/peg/builder.h"
 
@@ -29,6 +30,9 @@ struct export_case {
   std::function<parser(builder&)> make;
   std::string expected;
 };
+void PrintTo(const export_case& c, std::ostream* os) {
+  *os << c.name;
+}
 
 class gbnf_export_table : public ::testing::TestWithParam<export_case> {};
 
