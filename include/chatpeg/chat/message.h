@@ -1,0 +1,63 @@
+// The OpenAI chat data model as chatpeg sees it: messages with content, reasoning and tool
+// calls, and the request fields that shape prompts, grammars and parsers.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chatpeg/base/result.h"
+#include "chatpeg/json/json.h"
+
+namespace chatpeg::chat {
+
+struct tool_call {
+  std::string id;         // empty when the model did not write one (ids are assigned later)
+  std::string name;
+  std::string arguments;  // JSON text of an object, as OpenAI sends it
+};
+
+struct message {
+  std::string role = "assistant";
+  std::optional<std::string> content;            // absent vs empty matters to clients
+  std::optional<std::string> reasoning_content;
+  std::vector<tool_call> tool_calls;
+
+  // {"role","content","reasoning_content","tool_calls":[{"id","type":"function","function":
+  // {"name","arguments"}}]} with absent fields omitted and content null when there is none
+  // but there are tool calls (CLI.md).
+  json::value to_json() const;
+};
+
+enum class tool_choice_mode : std::uint8_t { auto_, none, required, named };
+
+struct tool_choice {
+  tool_choice_mode mode = tool_choice_mode::auto_;
+  std::string function;  // for named
+};
+
+enum class reasoning_format : std::uint8_t { none, auto_, deepseek };
+
+enum class continue_mode : std::uint8_t { none, content, reasoning };
+
+// An OpenAI /v1/chat/completions body plus chatpeg's extras (CLI.md `parse`).
+struct request {
+  json::value messages = json::value::array();  // as given (validated)
+  json::value tools = json::value::array();     // [{"type":"function","function":{...}}]
+  chat::tool_choice tool_choice;
+  bool parallel_tool_calls = false;
+  std::optional<json::value> json_schema;       // response_format json_schema / json_object
+  chat::reasoning_format reasoning_format = chat::reasoning_format::auto_;
+  json::value chat_template_kwargs = json::value::object();
+  bool add_generation_prompt = true;
+  continue_mode continue_final_message = continue_mode::none;
+  std::optional<std::string> grammar;  // a user-supplied raw GBNF grammar
+
+  // Parses and validates a request body; wrong types are errc::invalid_argument with the JSON
+  // path ("$.tools[1].function.name"). Unknown fields are ignored.
+  static base::result<request> from_json(const json::value& body);
+
+  bool has_tools() const { return tools.is_array() && !tools.empty(); }
+};
+
+}  // namespace chatpeg::chat

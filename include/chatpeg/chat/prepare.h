@@ -1,0 +1,57 @@
+// Per-request preparation: everything an inference server needs for one chat completion —
+// the prompt, and for constrained decoding the GBNF grammar (lazy or not, with triggers),
+// preserved tokens and stop strings — plus the PEG grammar the response is parsed with.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "chatpeg/base/result.h"
+#include "chatpeg/chat/message.h"
+#include "chatpeg/chat/template.h"
+#include "chatpeg/peg/grammar.h"
+
+namespace chatpeg::chat {
+
+enum class trigger_type : std::uint8_t { word, pattern, pattern_full, token };
+
+struct grammar_trigger {
+  trigger_type type = trigger_type::word;
+  std::string value;
+};
+
+struct prepared {
+  std::string prompt;             // rendered, ending with the generation prompt
+  std::string generation_prompt;  // the assistant header the model continues from
+  // The parser: matches generation_prompt-tail + model output (see parse_prefix).
+  std::shared_ptr<const peg::grammar> parser;
+  // Text the parser expects in front of the model output: the tail of the generation prompt
+  // it matches (e.g. "<think>\n" when the prompt opens reasoning), so that the parse starts
+  // where the model starts. Parsers read parse_prefix + output. With reasoning_format none
+  // the grammar puts that text in content, as the reference implementation does.
+  std::string parse_prefix;
+  std::string gbnf;               // empty when no grammar is needed (plain content)
+  bool grammar_lazy = false;
+  std::vector<grammar_trigger> triggers;
+  std::vector<std::string> preserved_tokens;
+  std::vector<std::string> stops;
+  bool extract_reasoning = false;  // reasoning_format != none and the template has reasoning
+};
+
+struct prepare_options {
+  bool build_gbnf = true;
+};
+
+// Fails with errc::invalid_argument for contradictory requests (tools + grammar, a named
+// tool_choice that is not in tools), errc::analysis_failed when tools are requested but the
+// template's tool syntax is unknown, errc::template_error when the template raises.
+base::result<prepared> prepare(const chat_template& tmpl, const request& req,
+                               const prepare_options& options = {});
+
+// The template variables transformers would pass for this request (messages adapted to the
+// template's capabilities: arguments strings → objects when needed, system merged into the
+// first user turn when there is no system role, ...).
+base::result<json::value> template_variables(const chat_template& tmpl, const request& req);
+
+}  // namespace chatpeg::chat

@@ -1,0 +1,47 @@
+// A chat template compiled once: the parsed Jinja program, its special tokens, its
+// capabilities and its analysis. Immutable and shareable across threads.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "chatpeg/base/result.h"
+#include "chatpeg/chat/analysis.h"
+#include "chatpeg/json/json.h"
+
+namespace chatpeg::chat {
+
+struct template_options {
+  std::string file;                                     // for error locations
+  json::value special_tokens = json::value::object();  // bos_token, eos_token, ...
+  // Use this analysis instead of analysing (loaded from `--analysis FILE`).
+  std::optional<analysis> analysis_override;
+};
+
+class chat_template {
+ public:
+  // Parses the source, probes capabilities and analyses the output syntax. A template whose
+  // tool syntax cannot be determined still loads (analysis().tool_error says why); a template
+  // that does not parse is an error.
+  static base::result<std::shared_ptr<const chat_template>> create(std::string source,
+                                                                   template_options options = {});
+
+  const std::string& source() const { return source_; }
+  const jinja::program& program() const { return *program_; }
+  const json::value& special_tokens() const { return special_tokens_; }
+  const chat::analysis& analysis() const { return analysis_; }
+  const template_caps& caps() const { return analysis_.caps; }
+
+  // Renders raw template variables (special tokens merged under them, tools/documents
+  // defaulting to None) — the `chatpeg render --context` path.
+  base::result<std::string> render_context(const json::value& variables) const;
+
+ private:
+  std::string source_;
+  std::shared_ptr<const jinja::program> program_;
+  json::value special_tokens_;
+  chat::analysis analysis_;
+};
+
+}  // namespace chatpeg::chat
