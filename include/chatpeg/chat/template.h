@@ -8,6 +8,7 @@
 
 #include "chatpeg/base/result.h"
 #include "chatpeg/chat/analysis.h"
+#include "chatpeg/jinja/jinja.h"
 #include "chatpeg/json/json.h"
 
 namespace chatpeg::chat {
@@ -35,7 +36,9 @@ class chat_template {
 
   // Renders raw template variables (special tokens merged under them, tools/documents
   // defaulting to None) — the `chatpeg render --context` path.
-  base::result<std::string> render_context(const json::value& variables) const;
+  // options carries limits and the strftime_now clock (`--now`).
+  base::result<std::string> render_context(const json::value& variables,
+                                           const jinja::render_options& options = {}) const;
 
  private:
   std::string source_;
