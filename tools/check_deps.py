@@ -21,6 +21,7 @@ ALLOWED = {
     "stream": {"base", "json", "peg", "chat"},
     "server": set(LIBRARY),
     "cli": set(LIBRARY) | {"server"},
+    "conformance": set(LIBRARY),  # tests/conformance: end-to-end tests over all modules
 }
 # Third-party headers and the only modules that may include them.
 THIRD_PARTY = {
