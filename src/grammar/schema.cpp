@@ -358,6 +358,7 @@ base::result<peg::parser> schema_compiler::ref_parser(const std::string& ref,
     warn(path, "$ref '" + ref + "' is not a local JSON pointer; any value accepted");
     return b_.json_value();
   }
+  if (at_left_) left_refs_[current_def_].insert(ref);
   if (auto it = ref_rules_.find(ref); it != ref_rules_.end()) return b_.ref(it->second);
   auto target = resolve_pointer(ref, path);
   if (!target) return std::move(target).error();
@@ -664,6 +665,55 @@ base::status schema_compiler::compile_alts(const json::value& s, const std::stri
   return {};
 }
 
+// "#/$defs/a" → the JSON path of what it points to.
+std::string pointer_path(const std::string& ref) {
+  std::string path = "$";
+  std::string_view pointer = std::string_view(ref).substr(1);
+  while (!pointer.empty()) {
+    pointer.remove_prefix(1);
+    const std::size_t slash = pointer.find('/');
+    path = json::path_key(path, pointer.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    pointer.remove_prefix(slash);
+  }
+  return path;
+}
+
+base::status schema_compiler::check_left_recursion() {
+  // Depth-first search for a cycle among definitions (the top "" is never a target).
+  std::map<std::string, int> state;  // 1 = on the stack, 2 = done
+  std::vector<std::pair<std::string, std::set<std::string>::const_iterator>> stack;
+  for (const auto& [start, targets] : left_refs_) {
+    if (state[start] != 0) continue;
+    state[start] = 1;
+    stack.emplace_back(start, targets.begin());
+    while (!stack.empty()) {
+      auto& [def, it] = stack.back();
+      const auto& out = left_refs_[def];
+      if (it == out.end()) {
+        state[def] = 2;
+        stack.pop_back();
+        continue;
+      }
+      const std::string next = *it++;
+      if (state[next] == 1) {
+        base::location where;
+        where.path = pointer_path(next);
+        return base::make_error(errc::invalid_argument,
+                                "$ref '" + next +
+                                    "' recurses without consuming input (left recursion: the "
+                                    "schema can never be satisfied)",
+                                where);
+      }
+      if (state[next] == 0) {
+        state[next] = 1;
+        stack.emplace_back(next, left_refs_[next].begin());
+      }
+    }
+  }
+  return {};
+}
+
 base::result<peg::parser> schema_compiler::run() {
   first_id_ = static_cast<peg::node_id>(b_.size());
   prefix_ = sanitize_rule_name(options_.name);
@@ -689,6 +739,8 @@ base::result<peg::parser> schema_compiler::run() {
   never_ = b_.negate(b_.eps());
 
   std::vector<alternative> alts;
+  current_def_ = "";
+  at_left_ = true;
   if (auto st = compile_alts(root_, "$", options_.raw, 0, alts); !st) {
     return std::move(st).error();
   }
@@ -697,26 +749,19 @@ base::result<peg::parser> schema_compiler::run() {
   // Referenced definitions: each becomes one rule, compiled once (refs inside may add more).
   for (std::size_t i = 0; i < pending_refs_.size(); ++i) {
     const auto [ref, name] = pending_refs_[i];
-    std::string path = "$";
-    {
-      std::string_view pointer = std::string_view(ref).substr(1);
-      while (!pointer.empty()) {
-        pointer.remove_prefix(1);
-        const std::size_t slash = pointer.find('/');
-        path = json::path_key(path, pointer.substr(0, slash));
-        if (slash == std::string_view::npos) break;
-        pointer.remove_prefix(slash);
-      }
-    }
+    const std::string path = pointer_path(ref);
     auto resolved = resolve_pointer(ref, path);
     if (!resolved) return std::move(resolved).error();
     auto chain = follow_refs(**resolved, path);
     if (!chain) return std::move(chain).error();
+    current_def_ = ref;
+    at_left_ = true;
     auto p = compile(**resolved, path, 0);
     if (!p) return p;
     if (auto st = check_budget(*p); !st) return std::move(st).error();
     b_.rule(name, *p);
   }
+  if (auto st = check_left_recursion(); !st) return std::move(st).error();
   return b_.schema(options_.name, json::dump(root_), options_.raw, top);
 }
 

@@ -67,6 +67,10 @@ class schema_compiler {
                                           std::size_t depth);
   base::result<peg::parser> array_parser(const json::value& s, const std::string& path,
                                          std::size_t depth);
+  base::result<peg::parser> object_body(const json::value& s, const std::string& path,
+                                        std::size_t depth);
+  base::result<peg::parser> array_body(const json::value& s, const std::string& path,
+                                       std::size_t depth);
 
   // Helpers shared by the files.
   peg::builder& b() { return b_; }
@@ -116,6 +120,12 @@ class schema_compiler {
   peg::parser escape_tail_{};  // after a backslash: one escape (u + 4 hex included)  // one JSON
                                // string character (escape = one), built lazily
   peg::node_id first_id_ = 0;
+  // Left recursion: refs reached before any input is consumed (not inside an object or an
+  // array) from the top ("") or from a definition; a cycle here could never match.
+  bool at_left_ = true;
+  std::string current_def_;
+  std::map<std::string, std::set<std::string>> left_refs_;
+  base::status check_left_recursion();
   std::size_t object_count_ = 0;
   std::size_t array_count_ = 0;
 };

@@ -120,6 +120,16 @@ peg::parser schema_compiler::key_except(const std::vector<std::string>& keys) {
 base::result<peg::parser> schema_compiler::object_parser(const json::value& s,
                                                          const std::string& path,
                                                          std::size_t depth) {
+  // Everything below is after '{': no longer a left position.
+  const bool was_left = at_left_;
+  at_left_ = false;
+  auto result = object_body(s, path, depth);
+  at_left_ = was_left;
+  return result;
+}
+
+base::result<peg::parser> schema_compiler::object_body(const json::value& s,
+                                                       const std::string& path, std::size_t depth) {
   struct member {
     std::string key;
     peg::parser p;  // key ws : ws value ws
@@ -270,6 +280,15 @@ base::result<peg::parser> schema_compiler::object_parser(const json::value& s,
 base::result<peg::parser> schema_compiler::array_parser(const json::value& s,
                                                         const std::string& path,
                                                         std::size_t depth) {
+  const bool was_left = at_left_;
+  at_left_ = false;  // after '['
+  auto result = array_body(s, path, depth);
+  at_left_ = was_left;
+  return result;
+}
+
+base::result<peg::parser> schema_compiler::array_body(const json::value& s, const std::string& path,
+                                                      std::size_t depth) {
   // Element schemas: prefixItems (or the draft-4 array form of items), then items (or
   // additionalItems after an items array).
   const json::value* prefix = nullptr;

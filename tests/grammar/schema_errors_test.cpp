@@ -116,6 +116,26 @@ TEST(schema_errors, cyclic_bare_refs_are_invalid) {
   EXPECT_NE(r.compile_error.message.find("cyclic"), std::string::npos) << r.error;
 }
 
+TEST(schema_errors, left_recursion_is_invalid) {
+  const std::vector<std::pair<const char*, const char*>> cases = {
+      {R"({"anyOf":[{"$ref":"#"},{"type":"null"}]})", "$"},
+      {R"({"$defs":{"a":{"anyOf":[{"type":"null"},{"$ref":"#/$defs/b"}]},
+           "b":{"allOf":[{"$ref":"#/$defs/a"}]}},"type":"array","items":{"$ref":"#/$defs/a"}})",
+       "$[\"$defs\"].b"},
+  };
+  for (const auto& [schema, path] : cases) {
+    auto r = compile_text(schema);
+    ASSERT_FALSE(r.compiled) << schema;
+    EXPECT_EQ(r.compile_error.code, base::errc::invalid_argument) << r.error;
+    EXPECT_EQ(r.compile_error.where.path, path) << r.error;
+    EXPECT_NE(r.compile_error.message.find("left recursion"), std::string::npos) << r.error;
+  }
+  // Recursion through a container is fine.
+  auto ok = compile_text(R"({"anyOf":[{"type":"array","items":{"$ref":"#"}},{"type":"null"}]})");
+  ASSERT_TRUE(ok.ok()) << ok.error;
+  EXPECT_TRUE(peg::match(ok.grammar, "[[null],[]]", peg::match_flags::complete).ok());
+}
+
 TEST(schema_errors, cyclic_all_of_hits_the_depth_limit) {
   auto r = compile_text(R"({"$defs":{"a":{"allOf":[{"$ref":"#/$defs/a"}]}},"$ref":"#/$defs/a"})");
   ASSERT_FALSE(r.compiled);
