@@ -26,7 +26,7 @@ using detail::step;
 namespace detail {
 
 void memo_table::clear() {
-  if (!entries_.empty()) std::fill(slots_.begin(), slots_.end(), 0u);
+  if (!entries_.empty()) std::fill(slots_.begin(), slots_.end(), slot{});
   entries_.clear();
 }
 
@@ -34,32 +34,32 @@ memo_entry* memo_table::find(node_id rule, std::uint32_t pos) {
   if (slots_.empty()) return nullptr;
   const std::size_t mask = slots_.size() - 1;
   for (std::size_t i = hash(rule, pos) & mask;; i = (i + 1) & mask) {
-    const std::uint32_t s = slots_[i];
-    if (s == 0) return nullptr;
-    memo_entry& e = entries_[s - 1];
-    if (e.rule == rule && e.pos == pos) return &e;
+    const slot& s = slots_[i];
+    if (s.index == 0) return nullptr;
+    if (s.rule == rule && s.pos == pos) return &entries_[s.index - 1];
   }
+}
+
+void memo_table::place(node_id rule, std::uint32_t pos, std::uint32_t index) {
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t i = hash(rule, pos) & mask;
+  while (slots_[i].index != 0) i = (i + 1) & mask;
+  slots_[i] = slot{rule, pos, index};
 }
 
 std::uint32_t memo_table::insert(const memo_entry& e) {
   if ((entries_.size() + 1) * 2 > slots_.size()) grow();
   entries_.push_back(e);
   const auto index = static_cast<std::uint32_t>(entries_.size());
-  const std::size_t mask = slots_.size() - 1;
-  std::size_t i = hash(e.rule, e.pos) & mask;
-  while (slots_[i] != 0) i = (i + 1) & mask;
-  slots_[i] = index;
+  place(e.rule, e.pos, index);
   return index - 1;
 }
 
 void memo_table::grow() {
   const std::size_t n = slots_.empty() ? 1024 : slots_.size() * 2;
-  slots_.assign(n, 0u);
-  const std::size_t mask = n - 1;
+  slots_.assign(n, slot{});
   for (std::size_t k = 0; k < entries_.size(); ++k) {
-    std::size_t i = hash(entries_[k].rule, entries_[k].pos) & mask;
-    while (slots_[i] != 0) i = (i + 1) & mask;
-    slots_[i] = static_cast<std::uint32_t>(k + 1);
+    place(entries_[k].rule, entries_[k].pos, static_cast<std::uint32_t>(k + 1));
   }
 }
 

@@ -47,8 +47,14 @@ class memo_table {
     h ^= h >> 33;
     return static_cast<std::uint32_t>(h);
   }
+  struct slot {  // keys inline so a probe touches one cache line
+    node_id rule = 0;
+    std::uint32_t pos = 0;
+    std::uint32_t index = 0;  // entry index + 1; 0 = empty
+  };
   void grow();
-  std::vector<std::uint32_t> slots_;  // entry index + 1; 0 = empty
+  void place(node_id rule, std::uint32_t pos, std::uint32_t index);
+  std::vector<slot> slots_;
   std::vector<memo_entry> entries_;
 };
 
