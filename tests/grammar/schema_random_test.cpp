@@ -144,7 +144,7 @@ TEST(schema_random, compiles_builds_exports_and_matches) {
                           R"({"a":{"b":[{"c":null}]}})",
                           "{\"a\":"};
   int compiled = 0, rejected = 0;
-  for (unsigned seed = 1; seed <= 300; ++seed) {
+  for (unsigned seed = 1; seed <= 150; ++seed) {
     const json::value schema = schema_generator(seed).root();
     SCOPED_TRACE(json::dump(schema));
     peg::builder b1, b2;
@@ -176,7 +176,7 @@ TEST(schema_random, compiles_builds_exports_and_matches) {
       }
     }
   }
-  EXPECT_GT(compiled, 200);
+  EXPECT_GT(compiled, 100);
   (void)rejected;
 }
 
