@@ -26,8 +26,10 @@ using detail::step;
 namespace detail {
 
 void memo_table::clear() {
-  if (!entries_.empty()) std::fill(slots_.begin(), slots_.end(), slot{});
+  // Zero only the used slots: a small match after a big one must not pay for the big table.
+  for (const std::uint32_t i : entry_slot_) slots_[i] = slot{};
   entries_.clear();
+  entry_slot_.clear();
 }
 
 memo_entry* memo_table::find(node_id rule, std::uint32_t pos) {
@@ -45,11 +47,13 @@ void memo_table::place(node_id rule, std::uint32_t pos, std::uint32_t index) {
   std::size_t i = hash(rule, pos) & mask;
   while (slots_[i].index != 0) i = (i + 1) & mask;
   slots_[i] = slot{rule, pos, index};
+  entry_slot_[index - 1] = static_cast<std::uint32_t>(i);
 }
 
 std::uint32_t memo_table::insert(const memo_entry& e) {
   if ((entries_.size() + 1) * 2 > slots_.size()) grow();
   entries_.push_back(e);
+  entry_slot_.push_back(0);
   const auto index = static_cast<std::uint32_t>(entries_.size());
   place(e.rule, e.pos, index);
   return index - 1;

@@ -56,6 +56,7 @@ class memo_table {
   void place(node_id rule, std::uint32_t pos, std::uint32_t index);
   std::vector<slot> slots_;
   std::vector<memo_entry> entries_;
+  std::vector<std::uint32_t> entry_slot_;  // where each entry sits, to clear only used slots
 };
 
 enum class abort_reason : std::uint8_t { none, depth, steps };
