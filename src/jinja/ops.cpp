@@ -86,6 +86,16 @@ std::string obj_desc(const value& v) {
   return type_name(v) + " object";
 }
 
+// "'text'" built by appending (GCC 12 at -O3 warns falsely on "'" + std::string).
+std::string squote(std::string_view text) {
+  std::string r;
+  r.reserve(text.size() + 2);
+  r += '\'';
+  r.append(text);
+  r += '\'';
+  return r;
+}
+
 std::int64_t floordiv_int(std::int64_t a, std::int64_t b) {
   std::int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
@@ -180,7 +190,7 @@ value getattr_value(interp& in, const value& obj, std::string_view name) {
       value m = method_of(in, obj, name);
       if (!m.is_undefined()) return m;
       if (is_unsafe_method(obj, name)) return unsafe(obj, name);
-      return value::undefined("'" + obj_desc(obj) + "' has no attribute '" + std::string(name) +
+      return value::undefined(squote(obj_desc(obj)) + " has no attribute '" + std::string(name) +
                               "'");
     }
   }
@@ -202,7 +212,7 @@ value getitem_value(interp& in, const value& obj, const value& key) {
         auto n = static_cast<std::int64_t>(items.size());
         if (i < 0) i += n;
         if (i >= 0 && i < n) return items[static_cast<std::size_t>(i)];
-        return value::undefined("'" + obj_desc(obj) + "' has no attribute '" + to_str(key) + "'");
+        return value::undefined(squote(obj_desc(obj)) + " has no attribute '" + to_str(key) + "'");
       }
       break;
     case vkind::string:
@@ -226,7 +236,7 @@ value getitem_value(interp& in, const value& obj, const value& key) {
     if (!m.is_undefined()) return m;
     if (is_unsafe_method(obj, key.str())) return unsafe(obj, key.str());
   }
-  return value::undefined("'" + obj_desc(obj) + "' has no attribute '" + to_str(key) + "'");
+  return value::undefined(squote(obj_desc(obj)) + " has no attribute '" + to_str(key) + "'");
 }
 
 std::vector<value> iterate(interp& in, const value& v) {
@@ -249,7 +259,7 @@ std::vector<value> iterate(interp& in, const value& v) {
       return out;
     }
     default:
-      in.fail("'" + type_name(v) + "' object is not iterable");
+      in.fail(squote(type_name(v)) + " object is not iterable");
   }
 }
 
@@ -447,7 +457,7 @@ value call_value(interp& in, const value& callee, call_args& args) {
     return r.fn().call(in, args);
   }
   if (callee.is_undefined()) in.fail_undefined(callee);
-  in.fail("'" + type_name(callee) + "' object is not callable");
+  in.fail(squote(type_name(callee)) + " object is not callable");
 }
 
 value slice_value(interp& in, const value& obj, const value& start, const value& stop,
@@ -469,7 +479,7 @@ value slice_value(interp& in, const value& obj, const value& start, const value&
   } else if (obj.is_sequence()) {
     len = obj.items().size();
   } else {
-    in.fail("'" + type_name(obj) + "' object is not subscriptable");
+    in.fail(squote(type_name(obj)) + " object is not subscriptable");
   }
   auto n = static_cast<std::int64_t>(len);
   auto clamp = [&](std::optional<std::int64_t> v, std::int64_t def) {
