@@ -408,16 +408,17 @@ void schema_compiler::merge_into(json::value& into, const json::value& from,
         if (std::find(cur.begin(), cur.end(), r) == cur.end()) cur.push_back(r);
       }
     } else if (k == "type") {
-      std::uint8_t a = as_types(cur), c = as_types(v);
-      if ((a & t_number) && (c & t_integer)) a |= t_integer;
-      if ((c & t_number) && (a & t_integer)) c |= t_integer;
-      const std::uint8_t both = a & c;
+      // Intersection, where number includes integer: integer survives if both sides allow
+      // it (as integer or number); number only if both allow any number.
+      const std::uint8_t a = as_types(cur), c = as_types(v);
+      auto widen = [](std::uint8_t t) -> std::uint8_t {
+        return (t & t_number) ? static_cast<std::uint8_t>(t | t_integer) : t;
+      };
+      std::uint8_t both = widen(a) & widen(c);
+      if (!((a & t_number) && (c & t_number))) both &= static_cast<std::uint8_t>(~t_number);
       json::value names = json::value::array();
       for (const char* n : {"null", "boolean", "integer", "number", "string", "array", "object"}) {
         if (both & type_from_name(n)) names.push_back(n);
-      }
-      if ((both & t_integer) && (both & t_number) && !((a & t_number) && (c & t_number))) {
-        names.erase(std::find(names.begin(), names.end(), "number"));
       }
       cur = names;
     } else if ((k == "minLength" || k == "minItems") && cur.is_number() && v.is_number()) {

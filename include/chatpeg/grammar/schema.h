@@ -3,6 +3,23 @@
 // prefixItems, min/maxItems, min/maxLength, anyOf/oneOf, allOf of objects, $ref/$defs
 // (recursion too). Keywords it cannot enforce are accepted loosely and reported as
 // warnings, never an error or a crash.
+//
+// What is matched: the JSON text a model writes (optional whitespace between tokens, none
+// around the value). Limits, by design:
+//   - object keys: any order for up to max_permute_keys declared properties; beyond that,
+//     declared order only (optional keys may be skipped, additional keys go anywhere);
+//   - additional keys exclude the declared keys as written canonically (an escaped spelling
+//     of a declared key can slip through as an additional one);
+//   - integer means a JSON integer literal (1.0 is not an integer); enum/const values match
+//     their canonical JSON text (strings also with \uXXXX / \/ spellings of non-ASCII and
+//     '/');
+//   - oneOf is anyOf; allOf merges keywords (conflicting ones keep the first, with a warning);
+//   - only local $ref ("#", "#/..."); others are any value with a warning; a $ref cycle that
+//     consumes no input is invalid_argument;
+//   - without "type", the type is inferred from the keywords (properties → object, ...).
+// Exported GBNF accepts exactly the same texts (the constructions need no lookahead),
+// except: the escaped-key case above, declared keys longer than 256 characters, and a
+// schema that can match nothing (false), which the GBNF export turns into the empty string.
 #pragma once
 
 #include <string>
