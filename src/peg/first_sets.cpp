@@ -1,10 +1,13 @@
 // First-byte sets: for each node, a superset of the bytes a non-empty match can start with.
 // Computed once per grammar by fixpoint (refs make the node graph cyclic) and stored per
 // choice alternative, so matching `{` against json-value tries json-object only. A node that
-// can match empty gets "all bytes" in the choice table: it is never skipped.
+// can match empty gets "all bytes" in the choice table: it is never skipped. Linear-time
+// worklist over the reverse graph (chains of forward refs must not make build quadratic).
 #include "peg/first_sets.h"
 
 #include <type_traits>
+
+#include "peg/node_graph.h"
 
 namespace chatpeg::peg::detail {
 
@@ -14,57 +17,81 @@ void fill_first_tables(std::vector<node>& nodes, const std::vector<bool>& nullab
   std::vector<set> first(count);
   set all;
   all.set();
-  auto of = [&](node_id id) -> set { return id < count ? first[id] : set(); };
   auto is_nullable = [&](node_id id) { return id < count && id < nullable.size() && nullable[id]; };
 
-  bool settled = false;
-  for (int pass = 0; pass < 100 && !settled; ++pass) {
-    settled = true;
-    for (std::size_t i = 0; i < count; ++i) {
-      set f;
-      std::visit(
-          [&](const auto& v) {
-            using T = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<T, nodes::literal>) {
-              if (!v.text.empty()) f.set(static_cast<unsigned char>(v.text[0]));
-            } else if constexpr (std::is_same_v<T, nodes::any> || std::is_same_v<T, nodes::until>) {
-              f = all;
-            } else if constexpr (std::is_same_v<T, nodes::space>) {
-              f.set(' ');
-              f.set('\t');
-              f.set('\n');
-              f.set('\r');
-            } else if constexpr (std::is_same_v<T, nodes::char_class>) {
-              for (std::size_t b = 0; b < 128; ++b) f[b] = v.ascii[b];
-              bool non_ascii = v.negated;
-              for (const auto& r : v.ranges) non_ascii = non_ascii || r.second >= 0x80;
-              if (non_ascii) {
-                for (std::size_t b = 128; b < 256; ++b) f.set(b);
-              }
-            } else if constexpr (std::is_same_v<T, nodes::sequence>) {
-              for (const auto c : v.children) {
-                f |= of(c);
-                if (!is_nullable(c)) break;
-              }
-            } else if constexpr (std::is_same_v<T, nodes::choice>) {
-              for (const auto c : v.children) f |= of(c);
-            } else if constexpr (std::is_same_v<T, nodes::repetition>) {
-              if (v.max > 0) f = of(v.child);
-            } else if constexpr (std::is_same_v<T, nodes::atomic> ||
-                                 std::is_same_v<T, nodes::tagged> ||
-                                 std::is_same_v<T, nodes::rule> ||
-                                 std::is_same_v<T, nodes::schema> ||
-                                 std::is_same_v<T, nodes::gbnf>) {
-              f = of(v.child);
-            } else if constexpr (std::is_same_v<T, nodes::ref>) {
-              f = of(v.target);
+  // What a node starts with by itself (leaves), and which nodes feed their first bytes into
+  // it: a sequence's children up to and including the first non-nullable one, every
+  // alternative of a choice, the child of a repetition or wrapper, a ref's target.
+  auto contributors = [&](node_id p, auto&& emit) {
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, nodes::sequence>) {
+            for (const auto c : v.children) {
+              emit(c);
+              if (!is_nullable(c)) break;
             }
-            // epsilon, start, end, peek, negate consume nothing: empty set.
-          },
-          nodes[i]);
-      if (f != first[i]) {
-        first[i] = f;
-        settled = false;
+          } else if constexpr (std::is_same_v<T, nodes::choice>) {
+            for (const auto c : v.children) emit(c);
+          } else if constexpr (std::is_same_v<T, nodes::repetition>) {
+            if (v.max > 0) emit(v.child);
+          } else if constexpr (std::is_same_v<T, nodes::atomic> ||
+                               std::is_same_v<T, nodes::tagged> || std::is_same_v<T, nodes::rule> ||
+                               std::is_same_v<T, nodes::schema> || std::is_same_v<T, nodes::gbnf>) {
+            emit(v.child);
+          } else if constexpr (std::is_same_v<T, nodes::ref>) {
+            emit(v.target);
+          }
+          // peek and negate consume nothing: they contribute no first byte.
+        },
+        nodes[p]);
+  };
+  std::vector<node_id> queue;
+  std::vector<bool> queued(count, false);
+  for (std::size_t i = 0; i < count; ++i) {
+    set& f = first[i];
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, nodes::literal>) {
+            if (!v.text.empty()) f.set(static_cast<unsigned char>(v.text[0]));
+          } else if constexpr (std::is_same_v<T, nodes::any> || std::is_same_v<T, nodes::until>) {
+            f = all;
+          } else if constexpr (std::is_same_v<T, nodes::space>) {
+            f.set(' ');
+            f.set('\t');
+            f.set('\n');
+            f.set('\r');
+          } else if constexpr (std::is_same_v<T, nodes::char_class>) {
+            for (std::size_t b = 0; b < 128; ++b) f[b] = v.ascii[b];
+            bool non_ascii = v.negated;
+            for (const auto& r : v.ranges) non_ascii = non_ascii || r.second >= 0x80;
+            if (non_ascii) {
+              for (std::size_t b = 128; b < 256; ++b) f.set(b);
+            }
+          }
+        },
+        nodes[i]);
+    if (f.any()) {
+      queue.push_back(static_cast<node_id>(i));
+      queued[i] = true;
+    }
+  }
+  // Sets only grow, each by at most 256 bits: the worklist ends after O(256 * edges) steps.
+  const auto rev = reverse_of(count, contributors);
+  while (!queue.empty()) {
+    const node_id c = queue.back();
+    queue.pop_back();
+    queued[c] = false;
+    for (std::uint32_t k = rev.offsets[c]; k < rev.offsets[c + 1]; ++k) {
+      const node_id p = rev.parents[k];
+      const set grown = first[p] | first[c];
+      if (grown != first[p]) {
+        first[p] = grown;
+        if (!queued[p]) {
+          queued[p] = true;
+          queue.push_back(p);
+        }
       }
     }
   }
@@ -72,10 +99,9 @@ void fill_first_tables(std::vector<node>& nodes, const std::vector<bool>& nullab
     auto* c = std::get_if<nodes::choice>(&nodes[i]);
     if (!c) continue;
     c->first.assign(c->children.size(), all);
-    if (!settled) continue;
     for (std::size_t k = 0; k < c->children.size(); ++k) {
       const node_id alt = c->children[k];
-      if (!is_nullable(alt)) c->first[k] = of(alt);
+      if (alt < count && !is_nullable(alt)) c->first[k] = first[alt];
     }
   }
 }

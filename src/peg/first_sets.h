@@ -9,8 +9,7 @@
 namespace chatpeg::peg::detail {
 
 // Fills every choice node's `first` table. nullable[i] says whether node i can match empty
-// (peg::nullable_nodes). If the fixpoint does not settle within a bounded number of passes,
-// tables are filled with all bytes (never skip), which is always correct.
+// (peg::nullable_nodes).
 void fill_first_tables(std::vector<node>& nodes, const std::vector<bool>& nullable);
 
 }  // namespace chatpeg::peg::detail

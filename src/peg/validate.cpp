@@ -6,6 +6,8 @@
 
 #include <type_traits>
 
+#include "peg/node_graph.h"
+
 namespace chatpeg::peg {
 namespace {
 
@@ -79,44 +81,54 @@ std::vector<std::string_view> owner_rules(const grammar& g) {
 }  // namespace
 
 std::vector<bool> nullable_nodes(const grammar& g) {
+  // Worklist over the reverse graph: a node becomes nullable when enough of what it refers to
+  // is (all children of a sequence, any alternative of a choice, the child of a wrapper).
   const std::size_t count = g.size();
   std::vector<bool> nullable(count, false);
-  auto is = [&](node_id id) { return id < count && nullable[id]; };
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (std::size_t i = 0; i < count; ++i) {
-      if (nullable[i]) continue;
-      const node& n = g.at(static_cast<node_id>(i));
-      bool v = false;
-      std::visit(
-          [&](const auto& x) {
-            using T = std::decay_t<decltype(x)>;
-            if constexpr (std::is_same_v<T, nodes::epsilon> || std::is_same_v<T, nodes::start> ||
-                          std::is_same_v<T, nodes::end> || std::is_same_v<T, nodes::peek> ||
-                          std::is_same_v<T, nodes::negate> || std::is_same_v<T, nodes::space> ||
-                          std::is_same_v<T, nodes::until>) {
-              v = true;
-            } else if constexpr (std::is_same_v<T, nodes::literal>) {
-              v = x.text.empty();
-            } else if constexpr (std::is_same_v<T, nodes::sequence>) {
-              v = true;
-              for (const auto c : x.children) v = v && is(c);
-            } else if constexpr (std::is_same_v<T, nodes::choice>) {
-              for (const auto c : x.children) v = v || is(c);
-            } else if constexpr (std::is_same_v<T, nodes::repetition>) {
-              v = x.min == 0 || is(x.child);
-            } else if constexpr (std::is_same_v<T, nodes::char_class>) {
-              v = x.min == 0;
-            } else if constexpr (std::is_same_v<T, nodes::any>) {
-              v = false;
-            } else {
-              v = is(wrapped_child(n));
-            }
-          },
-          n);
-      if (v) {
-        nullable[i] = true;
-        changed = true;
+  std::vector<std::uint32_t> pending(count, 0);  // sequences: child occurrences not yet nullable
+  std::vector<node_id> queue;
+  auto mark = [&](node_id id) {
+    if (!nullable[id]) {
+      nullable[id] = true;
+      queue.push_back(id);
+    }
+  };
+  for (node_id i = 0; i < count; ++i) {
+    const node& n = g.at(i);
+    std::visit(
+        [&](const auto& x) {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, nodes::epsilon> || std::is_same_v<T, nodes::start> ||
+                        std::is_same_v<T, nodes::end> || std::is_same_v<T, nodes::peek> ||
+                        std::is_same_v<T, nodes::negate> || std::is_same_v<T, nodes::space> ||
+                        std::is_same_v<T, nodes::until>) {
+            mark(i);
+          } else if constexpr (std::is_same_v<T, nodes::literal>) {
+            if (x.text.empty()) mark(i);
+          } else if constexpr (std::is_same_v<T, nodes::sequence>) {
+            pending[i] = static_cast<std::uint32_t>(x.children.size());
+            if (x.children.empty()) mark(i);
+          } else if constexpr (std::is_same_v<T, nodes::repetition>) {
+            if (x.min == 0) mark(i);
+          } else if constexpr (std::is_same_v<T, nodes::char_class>) {
+            if (x.min == 0) mark(i);
+          }
+        },
+        n);
+  }
+  const auto rev = detail::reverse_of(
+      count, [&](node_id p, auto&& emit) { detail::for_each_edge(g.at(p), emit); });
+  while (!queue.empty()) {
+    const node_id c = queue.back();
+    queue.pop_back();
+    for (std::uint32_t k = rev.offsets[c]; k < rev.offsets[c + 1]; ++k) {
+      const node_id p = rev.parents[k];
+      if (nullable[p]) continue;
+      const node& n = g.at(p);
+      if (std::holds_alternative<nodes::sequence>(n)) {
+        if (--pending[p] == 0) mark(p);
+      } else if (!std::holds_alternative<nodes::any>(n)) {
+        mark(p);  // choice, repetition, wrappers, ref: one nullable child is enough
       }
     }
   }
