@@ -201,6 +201,7 @@ std::vector<validation_issue> validate(const grammar& g) {
       first[i].push_back(w);
     }
   }
+  constexpr std::size_t max_cycle_reports = 32;
   enum : std::uint8_t { white, gray, black };
   std::vector<std::uint8_t> color(count, white);
   std::vector<bool> reported(count, false);
@@ -220,8 +221,9 @@ std::vector<validation_issue> validate(const grammar& g) {
         if (color[c] == white) {
           color[c] = gray;
           stack.push_back({c, 0});
-        } else if (color[c] == gray) {
-          // A cycle: c ... top. Name the rule(s) on it.
+        } else if (color[c] == gray && issues.size() < max_cycle_reports) {
+          // A cycle: c ... top. Name the rule(s) on it (a bounded number of times: walking
+          // the stack for every back edge of a hostile grammar would be quadratic).
           std::size_t k = stack.size();
           while (k > 0 && stack[k - 1].id != c) --k;
           for (std::size_t j = (k > 0 ? k - 1 : 0); j < stack.size(); ++j) {
