@@ -1,11 +1,11 @@
 // peg::grammar ⇄ JSON, node for node. The JSON is
 //   {"format": "chatpeg-peg", "version": 1, "root": id, "user_tags": [...],
 //    "nodes": [{"kind": "literal", "text": "..."}, {"kind": "sequence", "children": [..]}, ...]}
-// Node ids are array indexes. Tables that build() computes (class bitmaps, delimiter first
-// bytes, ref targets) are not stored: from_json re-adds every node through peg::builder in
-// id order (so ids are preserved) and build() recomputes them. Everything read is checked
-// and a mistake is reported with its JSON path ("$.nodes[12].children[1]"); nothing throws.
-// This lives in grammar because peg must not depend on json (DESIGN.md §3).
+// Node ids are array indexes; a node's children have smaller ids. Tables that build() computes
+// (class bitmaps, delimiter first bytes, ref targets) are not stored: from_json re-adds every node
+// through peg::builder in id order (so ids are preserved) and build() recomputes them. Everything
+// read is checked and a mistake is reported with its JSON path ("$.nodes[12].children[1]"); nothing
+// throws. This lives in grammar because peg must not depend on json (DESIGN.md §3).
 #include "chatpeg/grammar/serialize.h"
 
 #include <algorithm>
@@ -130,7 +130,8 @@ class reader {
   }
   base::result<peg::node_id> id_of(const json::value& v, const std::string& path) const {
     if (!v.is_number_unsigned() || v.get<std::uint64_t>() >= node_count_) {
-      return at(path, "must be a node id below " + std::to_string(node_count_));
+      return at(path, "must be the id of an earlier node (below " + std::to_string(node_count_) +
+                          "); recursion goes through ref nodes");
     }
     return static_cast<peg::node_id>(v.get<std::uint64_t>());
   }
@@ -331,7 +332,9 @@ base::result<peg::grammar> from_json(const json::value& j) {
     const std::string path = json::path_index("$.nodes", i);
     const json::value& item = list[i];
     if (!item.is_object()) return at(path, "a node must be an object");
-    reader r(item, path, list.size());
+    // Children must come before their parent (as peg::builder creates them), so the node
+    // graph is acyclic except through refs, which build() checks for left recursion.
+    reader r(item, path, i);
     auto kind = r.string("kind", true);
     if (!kind) return std::move(kind).error();
     auto n = node_from_json(r, *kind, b, user_tags);

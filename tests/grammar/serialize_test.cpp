@@ -4,6 +4,7 @@
 // are rejected with the JSON path of the mistake.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -157,6 +158,10 @@ TEST(serialize, malformed_documents_name_the_json_path) {
       {doc(R"("root":1,"nodes":[{"kind":"any"},{"kind":"sequence","children":[0,7]}])"),
        "$.nodes[1].children[1]"},
       {doc(R"("root":0,"nodes":[{"kind":"sequence","children":{}}])"), "$.nodes[0].children"},
+      // A cycle that is not through a ref (the matcher would recurse forever).
+      {doc(R"("root":0,"nodes":[{"kind":"sequence","children":[1]},{"kind":"any"}])"),
+       "$.nodes[0].children[0]"},
+      {doc(R"("root":0,"nodes":[{"kind":"choice","children":[0]}])"), "$.nodes[0].children[0]"},
       {doc(R"("root":1,"nodes":[{"kind":"any"},{"kind":"repetition","child":0,"min":3,"max":1}])"),
        "$.nodes[1].min"},
       {doc(R"("root":1,"nodes":[{"kind":"any"},{"kind":"repetition","child":0,"min":-1,"max":1}])"),
@@ -193,6 +198,50 @@ TEST(serialize, malformed_documents_name_the_json_path) {
     EXPECT_EQ(g.error().where.path, path) << text << "\n" << g.error().to_string();
     EXPECT_FALSE(g.error().message.empty());
   }
+}
+
+// Untrusted documents: random single-field mutations of a valid one are either rejected
+// with a path or load into a grammar that matches without crashing.
+TEST(serialize, mutated_documents_never_crash) {
+  const json::value original = to_json(every_kind());
+  std::mt19937 rng(7);
+  auto pick = [&](std::size_t n) {
+    return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
+  };
+  const json::value replacements[] = {nullptr,
+                                      -1,
+                                      0,
+                                      1,
+                                      3,
+                                      1000000,
+                                      "x",
+                                      "",
+                                      true,
+                                      json::value::array(),
+                                      json::value::object(),
+                                      json::value::array({0, 1})};
+  int loaded = 0;
+  for (int iter = 0; iter < 400; ++iter) {
+    json::value doc = original;
+    json::value& nodes = doc["nodes"];
+    json::value& node = nodes[pick(nodes.size())];
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : node.items()) keys.push_back(k);
+    const std::string key = keys[pick(keys.size())];
+    if (pick(5) == 0) {
+      node.erase(key);
+    } else {
+      node[key] = replacements[pick(std::size(replacements))];
+    }
+    auto g = from_json(doc);
+    if (!g) {
+      EXPECT_FALSE(g.error().where.path.empty());
+      continue;
+    }
+    ++loaded;
+    (void)peg::match(*g, "hello <call x> {} </call> 1a<end>", peg::match_flags::complete);
+  }
+  EXPECT_GT(loaded, 0);
 }
 
 TEST(serialize, unbounded_is_null) {
