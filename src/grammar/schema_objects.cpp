@@ -7,8 +7,12 @@
 //     additional properties when allowed, and the end when every required key was seen.
 //   - more properties: declared order (what models write), optional keys may be skipped,
 //     additional properties allowed between any two. 2n rules, linear in n.
-// Both are deterministic for an ordered choice: key literals are quoted, so at most one key
-// alternative can match, and additional keys are guarded by "not a declared key".
+// Both are deterministic for an ordered choice: keys are matched with their quotes, so at
+// most one key alternative can match, and an additional key is "a string that is not a
+// declared key", spelled out as a trie over the declared keys (key_except) rather than a
+// lookahead, so the exported GBNF excludes the declared keys too. Members, the additional
+// member and array items are named rules: they are used from several places, and GBNF
+// export would otherwise copy them into each.
 //
 // Arrays: prefixItems one by one (each further one optional once minItems is met), then the
 // items schema repeated within what minItems/maxItems leave.
