@@ -4,9 +4,9 @@
 // precomputes matcher tables and returns the immutable grammar.
 //
 //   peg::builder p;
-//   auto call = p.rule("call", p.literal("<tool_call>") << p.json_value() <<
-//   p.literal("</tool_call>")); auto g = p.build(p.content(p.until("<tool_call>")) +
-//   p.optional(call) + p.end());
+//   auto open = p.literal("<tool_call>");
+//   auto call = p.rule("call", open << p.json_value() << p.literal("</tool_call>"));
+//   auto g = p.build(p.content(p.until("<tool_call>")) + p.optional(call) + p.end());
 #pragma once
 
 #include <string>
@@ -121,7 +121,6 @@ class builder {
   };
   void define_json_rules();
   parser make(node n);
-  parser binary(parser a, parser b, bool is_sequence);
   bool check(parser p, std::string_view what);
 
   grammar g_;
