@@ -59,7 +59,7 @@ class builder {
   parser chars(std::string_view cls, std::uint32_t min = 1, std::uint32_t max = 1);
   parser until(std::string delimiter);
   parser until_one_of(std::vector<std::string> delimiters);
-  parser rest();  // everything to the end of input
+  parser rest();  // everything to the end of input (lenient: need_more_input, more may come)
 
   // Composition.
   parser sequence(std::vector<parser> items);
@@ -87,7 +87,9 @@ class builder {
   parser gbnf(std::string text, parser equivalent);
 
   // JSON value rules (RFC 8259). Strings handle escapes; the rules are shared (defined once
-  // per builder as rules named json-string, json-number, ...).
+  // per builder, on first use, as rules named json-value, json-object, json-array,
+  // json-string, json-string-content, json-number, json-integer, json-true, json-false,
+  // json-null, json-bool — don't define rules with these names yourself).
   parser json_value();
   parser json_object();
   parser json_array();
@@ -101,7 +103,9 @@ class builder {
   parser json_bool();
 
   // Finishes the grammar: resolves refs, merges char ranges, builds tables, validates.
-  // The builder must not be used afterwards.
+  // The first error collected while building (bad class, duplicate rule, invalid handle) is
+  // returned. With options.validate = false an unresolved ref stays unresolved (it never
+  // matches; peg::validate reports it). The builder must not be used afterwards.
   base::result<grammar> build(parser root, const build_options& options = {});
 
   // Low-level access for other modules' compilers. add() appends a node as is: in a fresh
