@@ -212,7 +212,7 @@ peg::tag builder::user_tag(std::string_view name) {
 }
 
 parser builder::rule(std::string name, parser p) {
-  check(p, "rule '" + name + "'");
+  if (p.owner != this || p.id >= g_.nodes_.size()) check(p, "rule '" + name + "'");
   return add(nodes::rule{std::move(name), p.id});
 }
 
