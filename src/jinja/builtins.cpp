@@ -153,6 +153,18 @@ struct json_writer {
     out += '"';
     std::size_t i = 0;
     while (i < s.size()) {
+      // Copy the run of bytes that need no escaping in one go.
+      std::size_t run = i;
+      while (run < s.size()) {
+        unsigned char b = static_cast<unsigned char>(s[run]);
+        if (b < 0x20 || b == '"' || b == '\\' || (ensure_ascii && b >= 0x7f)) break;
+        ++run;
+      }
+      if (run > i) {
+        out.append(s.data() + i, run - i);
+        i = run;
+        if (i >= s.size()) break;
+      }
       unsigned char c = static_cast<unsigned char>(s[i]);
       switch (c) {
         case '"':

@@ -126,7 +126,17 @@ struct loop_recurse final : callable_obj {
 // Runs a for loop over `iterable` at recursion depth `depth0`, writing to in.out.
 static void run_loop(interp& in, const for_stmt& s, const value& iterable, std::int64_t depth0,
                      const scope_ptr& outer) {
-  std::vector<value> all = iterate(in, iterable);
+  // Lists, tuples and generators are iterated in place (`iterable` keeps them alive);
+  // dicts, strings and the like are materialized.
+  std::vector<value> materialized;
+  const std::vector<value>* source = nullptr;
+  if (iterable.is_sequence() || iterable.is_generator()) {
+    source = &iterable.items();
+  } else {
+    materialized = iterate(in, iterable);
+    source = &materialized;
+  }
+  const std::vector<value>& all = *source;
   std::vector<value> filtered;
   const std::vector<value>* items = &all;
   if (s.cond) {

@@ -19,7 +19,12 @@ value interp::lookup(std::string_view name) const {
   for (const scope* s = current.get(); s; s = s->parent.get()) {
     if (const value* v = s->find_local(name)) return *v;
   }
-  return value::undefined("'" + std::string(name) + "' is undefined");
+  std::string hint;
+  hint.reserve(name.size() + 16);
+  hint += '\'';
+  hint.append(name);
+  hint += "' is undefined";
+  return value::undefined(std::move(hint));
 }
 
 void interp::fail(std::string message, base::errc code) const {

@@ -40,7 +40,34 @@ bool py_is_space(char32_t c) {
          c == 0x3000;
 }
 
+static bool is_ascii(std::string_view s) {
+  for (char c : s)
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  return true;
+}
+
+static bool ascii_space(char c) {
+  return c == ' ' || (c >= 9 && c <= 13) || (c >= 0x1c && c <= 0x1f);
+}
+
 std::string py_strip(std::string_view s, bool left, bool right, const std::string* chars) {
+  // Fast path on bytes: ASCII bytes never occur inside multi-byte sequences, so stripping
+  // ASCII characters bytewise is exact; fall back when a non-ASCII character could be
+  // stripped (Python whitespace beyond ASCII, or a non-ASCII chars set).
+  if (!chars || is_ascii(*chars)) {
+    std::size_t b = 0, e = s.size();
+    auto strip_byte = [&](char c) {
+      return chars ? chars->find(c) != std::string::npos : ascii_space(c);
+    };
+    if (left)
+      while (b < e && strip_byte(s[b])) ++b;
+    if (right)
+      while (e > b && strip_byte(s[e - 1])) --e;
+    bool maybe_more = !chars && b < e &&
+                      ((left && static_cast<unsigned char>(s[b]) >= 0x80) ||
+                       (right && static_cast<unsigned char>(s[e - 1]) >= 0x80));
+    if (!maybe_more) return std::string(s.substr(b, e - b));
+  }
   auto cps = decode(s);
   std::vector<char32_t> set;
   if (chars) set = decode(*chars);
@@ -165,12 +192,24 @@ static bool is_cased_alpha(char32_t c) {
 }
 
 std::string py_upper(std::string_view s) {
+  if (is_ascii(s)) {
+    std::string out(s);
+    for (char& c : out)
+      if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
+    return out;
+  }
   auto cps = decode(s);
   for (auto& c : cps) c = to_upper(c);
   return encode(cps);
 }
 
 std::string py_lower(std::string_view s) {
+  if (is_ascii(s)) {
+    std::string out(s);
+    for (char& c : out)
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+    return out;
+  }
   auto cps = decode(s);
   for (auto& c : cps) c = to_lower(c);
   return encode(cps);
