@@ -267,9 +267,7 @@ base::status schema_compiler::check_keywords(const json::value& s, const std::st
   return {};
 }
 
-base::status schema_compiler::types_of(const json::value& s, const std::string& path,
-                                       std::uint8_t& types, bool& explicit_type) {
-  (void)path;
+void schema_compiler::types_of(const json::value& s, std::uint8_t& types, bool& explicit_type) {
   types = 0;
   explicit_type = false;
   if (auto it = s.find("type"); it != s.end()) {
@@ -280,7 +278,7 @@ base::status schema_compiler::types_of(const json::value& s, const std::string& 
       types = type_from_name(it->get<std::string>());
     }
     if (s.value("nullable", false)) types |= t_null;
-    return {};
+    return;
   }
   // No type: infer from the keywords present (a schema with properties is meant to be an
   // object; strictly it would also accept every non-object).
@@ -294,7 +292,6 @@ base::status schema_compiler::types_of(const json::value& s, const std::string& 
     types = t_all;
   else if (s.value("nullable", false))
     types |= t_null;
-  return {};
 }
 
 // ---- $ref ------------------------------------------------------------------------------
@@ -603,7 +600,7 @@ base::status schema_compiler::compile_alts(const json::value& s, const std::stri
 
   std::uint8_t types = 0;
   bool explicit_type = false;
-  if (auto st = types_of(s, path, types, explicit_type); !st) return st;
+  types_of(s, types, explicit_type);
 
   auto type_of_value = [](const json::value& v) -> std::uint8_t {
     if (v.is_null()) return t_null;
@@ -666,6 +663,8 @@ base::status schema_compiler::compile_alts(const json::value& s, const std::stri
   return {};
 }
 
+namespace {
+
 // "#/$defs/a" → the JSON path of what it points to.
 std::string pointer_path(const std::string& ref) {
   std::string path = "$";
@@ -679,6 +678,8 @@ std::string pointer_path(const std::string& ref) {
   }
   return path;
 }
+
+}  // namespace
 
 base::status schema_compiler::check_left_recursion() {
   // Depth-first search for a cycle among definitions (the top "" is never a target).

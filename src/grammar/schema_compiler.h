@@ -101,8 +101,8 @@ class schema_compiler {
                                            std::size_t depth);
   void merge_into(json::value& into, const json::value& from, const std::string& path);
   base::status check_keywords(const json::value& s, const std::string& path);
-  base::status types_of(const json::value& s, const std::string& path, std::uint8_t& types,
-                        bool& explicit_type);
+  // The types a schema allows (explicit: from "type"; else inferred from its keywords).
+  void types_of(const json::value& s, std::uint8_t& types, bool& explicit_type);
 
   peg::builder& b_;
   const json::value& root_;
