@@ -37,7 +37,7 @@ struct choice {  // ordered: the first alternative that matches wins
   std::vector<node_id> children;
   // Filled by build(): per alternative, the bytes it can start with (all bytes when it can
   // match empty). The matcher skips alternatives that cannot start with the next byte.
-  std::vector<std::bitset<256>> first;
+  std::vector<std::bitset<256>> first = {};
 };
 
 struct repetition {  // greedy, min..max times (max may be unbounded)
@@ -66,14 +66,14 @@ struct char_class {
   std::uint32_t min = 1;
   std::uint32_t max = 1;
   // Filled by build(): whether each ASCII code point matches (negation already applied).
-  std::bitset<128> ascii;
+  std::bitset<128> ascii = {};
 };
 
 // Consumes input up to (not including) the earliest occurrence of any delimiter, or to the
 // end of input. Delimiters are non-empty.
 struct until {
   std::vector<std::string> delimiters;
-  std::bitset<256> first_bytes;  // filled by build(): bytes that can start a delimiter
+  std::bitset<256> first_bytes = {};  // filled by build(): bytes that can start a delimiter
 };
 
 struct atomic {  // no partial AST escapes while the child is incomplete
