@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <functional>
 
 #include "chatpeg/base/utf8.h"
 #include "jinja/interp.h"
@@ -125,6 +126,45 @@ struct joiner_fn final : callable_obj {
     return value::string(sep);
   }
 };
+
+struct closure_fn final : callable_obj {
+  std::function<value(interp&, call_args&)> fn;
+  value call(interp& in, call_args& args) const override { return fn(in, args); }
+};
+
+struct cycler_obj final : callable_obj, std::enable_shared_from_this<cycler_obj> {
+  std::vector<value> items;
+  mutable std::size_t pos = 0;
+  std::string repr() const override { return "<Cycler>"; }
+  value call(interp& in, call_args&) const override { in.fail("'Cycler' object is not callable"); }
+  value attr(interp&, std::string_view name) const override {
+    if (name == "current") return items[pos];
+    if (name == "next" || name == "reset") {
+      auto self = std::static_pointer_cast<const cycler_obj>(shared_from_this());
+      auto f = std::make_shared<closure_fn>();
+      if (name == "next")
+        f->fn = [self](interp&, call_args&) {
+          value v = self->items[self->pos];
+          self->pos = (self->pos + 1) % self->items.size();
+          return v;
+        };
+      else
+        f->fn = [self](interp&, call_args&) {
+          self->pos = 0;
+          return value::none();
+        };
+      return value::callable(f);
+    }
+    return value::undefined("'Cycler object' has no attribute '" + std::string(name) + "'");
+  }
+};
+
+value fn_cycler(interp& in, call_args& args) {
+  if (args.positional.empty()) in.fail("at least one item has to be provided");
+  auto c = std::make_shared<cycler_obj>();
+  c->items = args.positional;
+  return value::callable(c);
+}
 
 value fn_joiner(interp&, call_args& args) {
   auto j = std::make_shared<joiner_fn>();
@@ -356,6 +396,7 @@ void install_globals(interp&, scope& globals) {
   add(globals, "raise_exception", fn_raise);
   add(globals, "strftime_now", fn_strftime);
   add(globals, "joiner", fn_joiner);
+  add(globals, "cycler", fn_cycler);
 }
 
 }  // namespace chatpeg::jinja::detail

@@ -193,7 +193,8 @@ bool apply_test(interp& in, std::string_view n, const value& v, call_args& args)
   if (n == "number") return v.is_number();
   if (n == "string") return v.is_string();
   if (n == "mapping") return v.is_dict();
-  if (n == "iterable") return v.is_string() || v.is_sequence() || v.is_dict() || v.is_undefined();
+  if (n == "iterable")
+    return v.is_string() || v.is_sequence() || v.is_dict() || v.is_undefined() || v.is_generator();
   if (n == "sequence") return v.is_string() || v.is_sequence() || v.is_dict() || v.is_undefined();
   if (n == "callable") return v.is_callable() || v.kind() == vkind::loop;
   if (n == "sameas") {
@@ -229,12 +230,13 @@ bool apply_test(interp& in, std::string_view n, const value& v, call_args& args)
     return v.is_string() ? py_upper(v.str()) == v.str() : soft_str(v) == py_upper(soft_str(v));
   if (n == "filter") {
     static const char* const f[] = {
-        "abs",      "attr",       "batch",  "capitalize", "center",  "count",   "d",      "default",
-        "dictsort", "e",          "escape", "first",      "float",   "format",  "items",  "indent",
-        "int",      "join",       "last",   "length",     "list",    "lower",   "map",    "max",
-        "min",      "pprint",     "reject", "rejectattr", "replace", "reverse", "round",  "safe",
-        "select",   "selectattr", "sort",   "string",     "sum",     "title",   "tojson", "trim",
-        "truncate", "unique",     "upper",  "wordcount"};
+        "abs",       "attr",     "batch",  "capitalize", "center",   "count",      "d",
+        "default",   "dictsort", "e",      "escape",     "first",    "float",      "format",
+        "items",     "indent",   "int",    "join",       "last",     "length",     "list",
+        "lower",     "map",      "max",    "min",        "pprint",   "reject",     "rejectattr",
+        "replace",   "reverse",  "round",  "safe",       "select",   "selectattr", "sort",
+        "string",    "sum",      "title",  "tojson",     "trim",     "groupby",    "slice",
+        "striptags", "truncate", "unique", "upper",      "wordcount"};
     std::string name = to_str(arg0());
     for (const char* x : f)
       if (name == x) return true;
@@ -551,8 +553,85 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
     return percent_format(in, soft_str(v), value::tuple(args.positional));
   }
   if (n == "pprint") return value::string(to_repr(v));
-  if (n == "wordwrap" || n == "striptags" || n == "urlize" || n == "xmlattr" ||
-      n == "filesizeformat" || n == "urlencode" || n == "groupby" || n == "slice")
+  if (n == "groupby") {
+    value attribute = r.get(0, "attribute");
+    value def = r.get(1, "default", value::none());
+    bool cs = r.get(2, "case_sensitive", value::boolean(false)).truthy();
+    auto key_of = [&](const value& item) {
+      value k = attr_path(in, item, attribute);
+      if (k.is_undefined() && !def.is_none()) k = def;
+      return k;
+    };
+    std::vector<value> items = iterate(in, v);
+    std::vector<std::pair<value, std::size_t>> keyed;
+    for (std::size_t i = 0; i < items.size(); ++i)
+      keyed.emplace_back(lower_key(key_of(items[i]), cs), i);
+    std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+      return order(in, a.first, b.first, "<") < 0;
+    });
+    std::vector<value> out;
+    std::size_t i = 0;
+    while (i < keyed.size()) {
+      std::size_t j = i;
+      std::vector<value> group;
+      while (j < keyed.size() && equals(keyed[j].first, keyed[i].first))
+        group.push_back(items[keyed[j++].second]);
+      value grouper = cs ? keyed[i].first : key_of(group.front());
+      out.push_back(value::tuple({grouper, value::list(std::move(group))}));
+      i = j;
+    }
+    return value::list(std::move(out));
+  }
+  if (n == "slice") {
+    std::int64_t slices = r.get(0, "slices").as_int();
+    value fill = r.get(1, "fill_with", value::none());
+    if (slices <= 0) in.fail("slices must be positive");
+    std::vector<value> seq = iterate(in, v);
+    auto length = static_cast<std::int64_t>(seq.size());
+    std::int64_t per = length / slices, extra = length % slices, offset = 0;
+    std::vector<value> out;
+    for (std::int64_t k = 0; k < slices; ++k) {
+      std::int64_t start = offset + k * per;
+      if (k < extra) ++offset;
+      std::int64_t end = offset + (k + 1) * per;
+      std::vector<value> part(seq.begin() + start, seq.begin() + end);
+      if (!fill.is_none() && k >= extra) part.push_back(fill);
+      out.push_back(value::list(std::move(part)));
+    }
+    return value::generator(std::move(out));
+  }
+  if (n == "striptags") {
+    std::string s = soft_str(v), text;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if (s.compare(i, 4, "<!--") == 0) {
+        std::size_t e = s.find("-->", i + 4);
+        if (e == std::string::npos) break;
+        i = e + 2;
+      } else if (s[i] == '<' && i + 1 < s.size() &&
+                 (std::isalpha(static_cast<unsigned char>(s[i + 1])) || s[i + 1] == '/')) {
+        std::size_t e = s.find('>', i);
+        if (e == std::string::npos) {
+          text += s.substr(i);
+          break;
+        }
+        i = e;
+      } else {
+        text += s[i];
+      }
+    }
+    std::string joined;
+    for (const auto& w : py_split(text, nullptr, -1)) {
+      if (!joined.empty()) joined += ' ';
+      joined += w;
+    }
+    static const std::pair<const char*, const char*> entities[] = {
+        {"&lt;", "<"},   {"&gt;", ">"},  {"&quot;", "\""},
+        {"&#34;", "\""}, {"&#39;", "'"}, {"&amp;", "&"}};
+    for (const auto& [from, to] : entities) joined = py_replace(joined, from, to, -1);
+    return value::string(std::move(joined));
+  }
+  if (n == "wordwrap" || n == "urlize" || n == "xmlattr" || n == "filesizeformat" ||
+      n == "urlencode")
     in.fail("filter '" + std::string(n) + "' is not supported", base::errc::unsupported);
   in.fail("No filter named '" + std::string(n) + "'.");
 }

@@ -82,6 +82,8 @@ std::string format_spec(interp& in, const value& v, std::string_view spec) {
   std::size_t width = 0;
   while (i < spec.size() && std::isdigit(static_cast<unsigned char>(spec[i])))
     width = width * 10 + static_cast<std::size_t>(spec[i++] - '0');
+  char group = 0;
+  if (i < spec.size() && (spec[i] == ',' || spec[i] == '_')) group = spec[i++];
   int prec = -1;
   if (i < spec.size() && spec[i] == '.') {
     ++i;
@@ -142,6 +144,17 @@ std::string format_spec(interp& in, const value& v, std::string_view spec) {
       }
       if (sign == '+' && numeric && body[0] != '-') body = "+" + body;
     }
+  }
+  if (group && numeric) {
+    std::size_t start = (!body.empty() && (body[0] == '-' || body[0] == '+')) ? 1 : 0;
+    std::size_t end = start;
+    while (end < body.size() && std::isdigit(static_cast<unsigned char>(body[end]))) ++end;
+    std::string digits = body.substr(start, end - start), grouped;
+    for (std::size_t k = 0; k < digits.size(); ++k) {
+      if (k && (digits.size() - k) % 3 == 0) grouped += group;
+      grouped += digits[k];
+    }
+    body = body.substr(0, start) + grouped + body.substr(end);
   }
   std::size_t len = utf8_length(body);
   if (len >= width) return body;

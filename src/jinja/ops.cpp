@@ -186,6 +186,13 @@ value getattr_value(interp& in, const value& obj, std::string_view name) {
     }
     case vkind::loop:
       return loop_attr(in, obj, name);
+    case vkind::callable:
+      return obj.fn().attr(in, name);
+    case vkind::tuple:
+      // groupby() yields (grouper, list) named tuples.
+      if (obj.items().size() == 2 && (name == "grouper" || name == "list"))
+        return obj.items()[name == "grouper" ? 0 : 1];
+      [[fallthrough]];
     default: {
       value m = method_of(in, obj, name);
       if (!m.is_undefined()) return m;

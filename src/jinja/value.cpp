@@ -95,6 +95,10 @@ const undefined_obj* value::undef() const {
   return static_cast<const undefined_obj*>(ptr_.get());
 }
 
+value callable_obj::attr(interp&, std::string_view name) const {
+  return value::undefined("'function object' has no attribute '" + std::string(name) + "'");
+}
+
 bool value::truthy() const {
   switch (kind_) {
     case vkind::undefined:

@@ -162,6 +162,8 @@ struct call_args {
 struct callable_obj : object {
   virtual value call(interp& in, call_args& args) const = 0;
   virtual std::string repr() const { return "<function>"; }
+  // Attributes of callable objects (cycler.next, cycler.current); undefined by default.
+  virtual value attr(interp& in, std::string_view name) const;
 };
 
 // State of the innermost for loop, exposed as `loop`.
