@@ -84,7 +84,8 @@ std::vector<round_trip_case> cases() {
                  {R"({"b":"xy","a":1})", R"({"a":1,"b":"long"})", R"({"a":)", "{}"}});
   out.push_back({"schema_recursive",
                  schema_grammar(R"({"$defs":{"n":{"type":"object","properties":{
-                   "v":{"enum":[1,"two",null]},"kids":{"type":"array","items":{"$ref":"#/$defs/n"}}},
+                   "v":{"enum":[1,"two",null]},
+                   "kids":{"type":"array","items":{"$ref":"#/$defs/n"}}},
                    "required":["v"]}},"$ref":"#/$defs/n"})"),
                  {R"({"v":1,"kids":[{"v":"two"},{"v":null,"kids":[]}]})", R"({"v":3})",
                   R"({"kids":[{"v":1}],"v":)"}});
@@ -167,11 +168,14 @@ TEST(serialize, malformed_documents_name_the_json_path) {
       {doc(R"("root":1,"nodes":[{"kind":"any"},{"kind":"repetition","child":0,"min":-1,"max":1}])"),
        "$.nodes[1].min"},
       {doc(R"("root":1,"nodes":[{"kind":"any"},{"kind":"peek"}])"), "$.nodes[1]"},
-      {doc(R"("root":0,"nodes":[{"kind":"char_class","ranges":[[98,97]],"negated":false,"min":1,"max":1}])"),
+      {doc(R"("root":0,"nodes":[{"kind":"char_class","ranges":[[98,97]],)"
+           R"("negated":false,"min":1,"max":1}])"),
        "$.nodes[0].ranges[0]"},
-      {doc(R"("root":0,"nodes":[{"kind":"char_class","ranges":[[97,1114112]],"negated":false,"min":1,"max":1}])"),
+      {doc(R"("root":0,"nodes":[{"kind":"char_class","ranges":[[97,1114112]],)"
+           R"("negated":false,"min":1,"max":1}])"),
        "$.nodes[0].ranges[0][1]"},
-      {doc(R"("root":0,"nodes":[{"kind":"char_class","ranges":[[97,98]],"negated":"no","min":1,"max":1}])"),
+      {doc(R"("root":0,"nodes":[{"kind":"char_class","ranges":[[97,98]],)"
+           R"("negated":"no","min":1,"max":1}])"),
        "$.nodes[0].negated"},
       {doc(R"("root":0,"nodes":[{"kind":"until","delimiters":["a",""]}])"),
        "$.nodes[0].delimiters[1]"},
@@ -180,7 +184,8 @@ TEST(serialize, malformed_documents_name_the_json_path) {
       {doc(R"("user_tags":"x","root":0,"nodes":[{"kind":"any"}])"), "$.user_tags"},
       {doc(R"("user_tags":["content"],"root":0,"nodes":[{"kind":"any"}])"), "$.user_tags[0]"},
       {doc(R"("root":0,"nodes":[{"kind":"ref","name":"missing"}])"), "$.nodes[0].name"},
-      {doc(R"("root":1,"nodes":[{"kind":"any"},{"kind":"rule","name":"r","child":0},{"kind":"rule","name":"r","child":0}])"),
+      {doc(R"("root":1,"nodes":[{"kind":"any"},{"kind":"rule","name":"r","child":0},)"
+           R"({"kind":"rule","name":"r","child":0}])"),
        "$.nodes[2].name"},
       {doc(R"("root":5,"nodes":[{"kind":"any"}])"), "$.root"},
       {doc(R"("nodes":[{"kind":"any"}])"), "$.root"},
