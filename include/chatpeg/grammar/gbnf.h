@@ -4,6 +4,14 @@
 // failed. It is a general context-free recognizer (Earley), so it decides membership for any
 // GBNF, including ambiguous grammars — this is what lets us prove that exported grammars
 // accept what the PEG parser accepts.
+//
+// Syntax (llama.cpp's): `name ::= alternatives` rules (names [a-zA-Z0-9-]+), `|`, sequences,
+// "literals" and [classes] (with ^, ranges, escapes \n \r \t \\ \" \[ \] \xHH \uHHHH
+// \UHHHHHHHH), `.` (any one code point, newline included), ( groups ), postfix * + ? {m}
+// {m,} {m,n}, # comments. A rule ends at a newline except inside parentheses or after `|` /
+// `::=`. Every referenced rule must be defined (a rule defined twice is an error too).
+// Recognition is linear on typical grammars: repetitions are lowered to left recursion and
+// right recursion (`x ::= "a" x | ""`) is handled with Leo's optimization.
 #pragma once
 
 #include <cstdint>

@@ -3,7 +3,19 @@
 // Tag, atomic and rule wrappers unwrap to their child; schema nodes export their compiled
 // subtree; gbnf nodes emit their text verbatim; peek/negate cannot be expressed in GBNF and
 // are dropped (the exported language is then a superset, never a subset). Output is
-// deterministic: the same grammar always gives the same text.
+// deterministic: the same grammar always gives the same text: `root ::=` first, then the
+// reachable PEG rules in depth-first discovery order (names sanitized to [a-zA-Z0-9-]+ and
+// made unique), then generated rules.
+//
+// Every (valid UTF-8) string the PEG matcher accepts with match_flags::complete is accepted
+// by the GBNF;
+// the converse holds when PEG and CFG semantics coincide (ordered choice whose first
+// alternative shadows a later one, or a greedy repetition that eats what follows, make the
+// GBNF accept more). any → `.` (one code point); space → [ \t\n\r]*; start/end → nothing;
+// until(delims) → exactly "any string containing no delimiter", one right-recursive rule per
+// state of an Aho–Corasick automaton over code points (llama.cpp rejects left recursion);
+// a gbnf node → its own rule `gbnf-N ::= <text>`. Literals and delimiters must be valid
+// UTF-8 (errc::unsupported otherwise).
 #pragma once
 
 #include <string>
