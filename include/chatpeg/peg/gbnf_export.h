@@ -8,10 +8,9 @@
 // made unique), then generated rules.
 //
 // Every (valid UTF-8) string the PEG matcher accepts with match_flags::complete is accepted
-// by the GBNF;
-// the converse holds when PEG and CFG semantics coincide (ordered choice whose first
-// alternative shadows a later one, or a greedy repetition that eats what follows, make the
-// GBNF accept more). any → `.` (one code point); space → [ \t\n\r]*; start/end → nothing;
+// by the GBNF; the converse holds when PEG and CFG semantics coincide (ordered choice whose
+// first alternative shadows a later one, or a greedy repetition that eats what follows, make
+// the GBNF accept more). any → `.` (one code point); space → [ \t\n\r]*; start/end → nothing;
 // until(delims) → exactly "any string containing no delimiter", one right-recursive rule per
 // state of an Aho–Corasick automaton over code points (llama.cpp rejects left recursion);
 // a gbnf node → its own rule `gbnf-N ::= <text>`. Literals and delimiters must be valid
