@@ -11,8 +11,8 @@ namespace chatpeg::peg {
 
 struct validation_issue {
   node_id node = no_node;
-  std::string rule;     // enclosing rule name, when known
-  base::error error;    // errc::syntax_error with a message naming the problem
+  std::string rule;   // enclosing rule name, when known
+  base::error error;  // errc::syntax_error with a message naming the problem
 };
 
 std::vector<validation_issue> validate(const grammar& g);
