@@ -129,6 +129,13 @@ std::string soft_str(const value& v) {
   return to_str(v);
 }
 
+std::string squote_type(const value& v) {
+  std::string r = "'";
+  r += type_name(v);
+  r += '\'';
+  return r;
+}
+
 std::vector<value> select_impl(interp& in, const value& seq, call_args& args, bool by_attr,
                                bool expect) {
   std::vector<value> out;
@@ -224,10 +231,12 @@ bool apply_test(interp& in, std::string_view n, const value& v, call_args& args)
     bool odd = v.is_float() ? std::fmod(v.as_float(), 2.0) != 0 : (v.as_int() % 2) != 0;
     return n == "odd" ? odd : !odd;
   }
-  if (n == "lower")
-    return v.is_string() ? py_lower(v.str()) == v.str() : soft_str(v) == py_lower(soft_str(v));
-  if (n == "upper")
-    return v.is_string() ? py_upper(v.str()) == v.str() : soft_str(v) == py_upper(soft_str(v));
+  if (n == "lower" || n == "upper") {
+    std::string t = soft_str(v);
+    std::string up = py_upper(t), low = py_lower(t);
+    if (up == low) return false;  // no cased characters
+    return n == "lower" ? low == t : up == t;
+  }
   if (n == "filter") {
     static const char* const f[] = {
         "abs",       "attr",     "batch",  "capitalize", "center",   "count",      "d",
@@ -360,6 +369,7 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
   if (n == "int") {
     value def = r.get(0, "default", value::integer(0));
     int base = static_cast<int>(r.get(1, "base", value::integer(10)).as_int());
+    if (v.is_undefined()) in.fail_undefined(v);
     if (v.is_int() || v.is_bool()) return value::integer(v.as_int());
     if (v.is_float()) {
       if (!std::isfinite(v.as_float())) return def;
@@ -374,6 +384,7 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
   }
   if (n == "float") {
     value def = r.get(0, "default", value::floating(0.0));
+    if (v.is_undefined()) in.fail_undefined(v);
     if (v.is_number()) return value::floating(v.as_float());
     if (v.is_string())
       if (auto f = parse_py_float(v.str())) return value::floating(*f);
@@ -440,6 +451,10 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
     return value::generator(std::move(out));
   }
   if (n == "indent") {
+    if (!v.is_string()) {
+      if (v.is_undefined()) in.fail_undefined(v);
+      in.fail("unsupported operand type(s) for +=: " + squote_type(v) + " and 'str'");
+    }
     value width = r.get(0, "width", value::integer(4));
     bool first = r.get(1, "first", value::boolean(false)).truthy();
     bool blank = r.get(2, "blank", value::boolean(false)).truthy();
@@ -490,6 +505,9 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
                          std::string(static_cast<std::size_t>(marg - left), ' '));
   }
   if (n == "truncate") {
+    if (v.is_undefined()) return v;
+    if (!v.is_string() && !v.is_sequence() && !v.is_dict())
+      in.fail("object of type " + squote_type(v) + " has no len()");
     std::int64_t length = r.get(0, "length", value::integer(255)).as_int();
     bool killwords = r.get(1, "killwords", value::boolean(false)).truthy();
     std::string end = to_str(r.get(2, "end", value::string("...")));

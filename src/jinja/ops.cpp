@@ -427,6 +427,8 @@ bool contains(interp& in, const value& container, const value& item) {
         if (equals(v, item)) return true;
       return false;
     case vkind::dict:
+      if (item.is_list() || item.is_dict() || item.is_ns())
+        in.fail("unhashable type: " + squote(type_name(item)));
       return container.dict().find(item) != nullptr;
     default:
       in.fail("argument of type '" + type_name(container) + "' is not iterable");
@@ -486,6 +488,8 @@ value slice_value(interp& in, const value& obj, const value& start, const value&
   } else if (obj.is_sequence()) {
     len = obj.items().size();
   } else {
+    // Slices bypass Jinja's getitem: Python's own TypeError surfaces.
+    if (obj.is_dict()) in.fail("unhashable type: 'slice'");
     in.fail(squote(type_name(obj)) + " object is not subscriptable");
   }
   auto n = static_cast<std::int64_t>(len);
@@ -522,6 +526,9 @@ value slice_value(interp& in, const value& obj, const value& start, const value&
 value percent_format(interp& in, const std::string& fmt, const value& args) {
   std::vector<value> list;
   bool mapping = args.is_dict();
+  // Python treats any non-tuple, non-str argument with __getitem__ as a mapping: no
+  // "not all arguments converted" error for it.
+  bool mapping_like = mapping || args.is_list();
   if (args.is_tuple())
     list = args.items();
   else
@@ -644,7 +651,7 @@ value percent_format(interp& in, const std::string& fmt, const value& args) {
     }
     out += piece;
   }
-  if (!mapping && next < list.size() && args.is_tuple())
+  if (!mapping_like && next < list.size())
     in.fail("not all arguments converted during string formatting");
   return value::string(std::move(out));
 }

@@ -269,9 +269,33 @@ const render_case kMethods[] = {
      R"j(hello world HELLO WORLD Hello World Hello World-Foo)j", false},
     {R"j({{ "a b c".startswith("a") }} {{ "abc".endswith(("x", "c")) }} {{ "abc".find("c") }} {{ "a-b".replace("-", "+") }} {{ "abc".count("b") }} {{ ",".join(["a", "b"]) }} {{ " x ".strip() }} {{ "xa".lstrip("x") }} {{ "a\nb".splitlines() }} {{ "123".isdigit() }})j",
      R"j(True True 2 a+b 1 a,b x a ['a', 'b'] True)j", false},
-    {R"j({{ "{} {}".format(1, "a") }} {{ "{0}{0}".format("x") }} {{ "{a:>5}|{b:.2f}".format(a="r", b=3.14159) }} {{ xs.index(1) }} {{ xs.count(3) }}
-)j",
+    {R"j({{ "{} {}".format(1, "a") }} {{ "{0}{0}".format("x") }} {{ "{a:>5}|{b:.2f}".format(a="r", b=3.14159) }} {{ xs.index(1) }} {{ xs.count(3) }})j",
      R"j(1 a xx     r|3.14 1 1)j", false},
+};
+
+// Extras
+const render_case kExtras[] = {
+    {R"j({{ [{'a': 1, 'b': 'x'}, {'a': 2, 'b': 'y'}, {'a': 1, 'b': 'z'}]|groupby('a')|list }})j",
+     R"j([(1, [{'a': 1, 'b': 'x'}, {'a': 1, 'b': 'z'}]), (2, [{'a': 2, 'b': 'y'}])])j", false},
+    {R"j({% for g in [{'a': 1, 'b': 'x'}, {'a': 2, 'b': 'y'}, {'a': 1, 'b': 'z'}]|groupby('a') %}{{ g.grouper }}:{{ g.list|map(attribute='b')|join(',') }};{% endfor %})j",
+     R"j(1:x,z;2:y;)j", false},
+    {R"j({% set c = cycler('a', 'b') %}{{ c.next() }}{{ c.next() }}{{ c.next() }}{{ c.current }}{% set j = joiner('|') %}{% for x in xs %}{{ j() }}{{ x }}{% endfor %})j",
+     R"j(abab3|1|2)j", false},
+    {R"j({{ [1,2,3,4,5]|slice(2)|list }} {{ "<b>x</b>  y &amp; z"|striptags }} {{ "{:,}".format(1234567) }} {{ "{:>10}".format("x") }} {{ "{!r}".format("x") }})j",
+     R"j([[1, 2, 3], [4, 5]] x y & z 1,234,567          x 'x')j", false},
+    {R"j({{ xs|select('odd') is iterable }}{{ xs|select('odd') is sequence }}{{ zz is lower }}{{ '1' is upper }}{{ "" % [] }})j",
+     R"j(TrueFalseFalseFalse)j", false},
+    {R"j({{ zz|int }})j", R"j('zz' is undefined)j", true},
+    {R"j({{ 5|indent(2) }})j", R"j(unsupported operand type(s) for +=: 'int' and 'str')j", true},
+    {R"j({{ n[1:] }})j", R"j('NoneType' object is not subscriptable)j", true},
+    {R"j({{ [] in d }})j", R"j(unhashable type: 'list')j", true},
+    {R"j({% macro outer() %}{% macro inner() %}in{% endmacro %}{{ inner() }}{% endmacro %}{{ outer() }}{% macro m() %}{{ caller('arg') }}{% endmacro %}{% call(x) m() %}[{{ x }}]{% endcall %}{% macro m2(a, b=a ~ '!') %}{{ b }}{% endmacro %}{{ m2('x') }})j",
+     R"j(in[arg]x!)j", false},
+    {R"j({{ "a\u0085b".split() }}{{ "x\u00a0".strip()|length }}{{ 'x'|center(5) }}|{{ 'x'.center(6, '*') }}|{{ '5'.zfill(3) }}|{{ 'ab'.ljust(4) }}|{{ xs|sum(start=10) }}{{ [[1], [2]]|sum(start=[]) }})j",
+     R"j(['a', 'b']1  x  |**x***|005|ab  |16[1, 2])j", false},
+    {R"j({% if false %}{% include 'x' %}{% endif %}{% block b %}blk{% endblock %}
+)j",
+     R"j(blk)j", false},
 };
 
 TEST(JinjaRender, Whitespace) {
@@ -297,6 +321,9 @@ TEST(JinjaRender, Filters) {
 }
 TEST(JinjaRender, Methods) {
   run_cases(kMethods, std::size(kMethods));
+}
+TEST(JinjaRender, Extras) {
+  run_cases(kExtras, std::size(kExtras));
 }
 
 }  // namespace
