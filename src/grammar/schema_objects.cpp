@@ -165,6 +165,25 @@ base::result<peg::parser> schema_compiler::object_body(const json::value& s,
   else
     additional = &any;
   const std::string additional_path = json::path_key(path, "additionalProperties");
+  // Keywords we do not enforce must loosen, never tighten: keys matching patternProperties
+  // may take those schemas (the patterns themselves are not checked), and conditional
+  // keywords can admit keys that additionalProperties: false would reject.
+  json::value loosened;
+  const bool closed = additional->is_boolean() && !additional->get<bool>();
+  if (auto pp = s.find("patternProperties"); pp != s.end() && pp->is_object() && !pp->empty()) {
+    json::value alts = json::value::array();
+    for (const auto& [pattern, sub] : pp->items()) alts.push_back(sub);
+    if (!closed) alts.push_back(*additional);
+    loosened = json::value{{"anyOf", std::move(alts)}};
+    additional = &loosened;
+  } else if (closed) {
+    for (const char* k : {"if", "then", "else", "dependentSchemas", "dependencies"}) {
+      if (!s.contains(k)) continue;
+      warn(additional_path, std::string("false is not enforced because of '") + k + "'");
+      additional = &any;
+      break;
+    }
+  }
   peg::parser additional_value = never_;
   if (!(additional->is_boolean() && !additional->get<bool>())) {
     auto v = compile(*additional, additional_path, depth + 1);

@@ -37,6 +37,8 @@ TEST(schema_warnings, list_unenforced_keywords_with_paths) {
        {"$.dependentRequired", "$.minProperties"}},
       {R"({"oneOf":[{"type":"string"},{"type":"integer"}]})", {"$.oneOf"}},
       {R"({"type":"string","x-vendor":1})", {"$[\"x-vendor\"]"}},
+      {R"({"type":"object","dependentSchemas":{"a":{}},"additionalProperties":false})",
+       {"$.dependentSchemas", "$.additionalProperties"}},
       {R"({"type":"array","items":{"type":"string","maxLength":5000},"minItems":2000})",
        {"$.minItems", "$.items.maxLength"}},
       {R"({"$defs":{"s":{"type":"string","format":"email"}},"$ref":"#/$defs/s"})",
