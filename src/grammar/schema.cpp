@@ -672,7 +672,16 @@ std::string pointer_path(const std::string& ref) {
   while (!pointer.empty()) {
     pointer.remove_prefix(1);
     const std::size_t slash = pointer.find('/');
-    path = json::path_key(path, pointer.substr(0, slash));
+    const std::string_view raw = pointer.substr(0, slash);
+    std::string token;  // ~1 is '/', ~0 is '~'
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] == '~' && i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1')) {
+        token += raw[++i] == '0' ? '~' : '/';
+      } else {
+        token += raw[i];
+      }
+    }
+    path = json::path_key(path, token);
     if (slash == std::string_view::npos) break;
     pointer.remove_prefix(slash);
   }

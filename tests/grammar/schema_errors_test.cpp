@@ -43,6 +43,8 @@ TEST(schema_warnings, list_unenforced_keywords_with_paths) {
        {"$.minItems", "$.items.maxLength"}},
       {R"({"$defs":{"s":{"type":"string","format":"email"}},"$ref":"#/$defs/s"})",
        {"$[\"$defs\"].s.format"}},
+      {R"({"$defs":{"a/b":{"type":"string","format":"email"}},"$ref":"#/$defs/a~1b"})",
+       {"$[\"$defs\"][\"a/b\"].format"}},
       {R"({"type":"string","title":"t","description":"d","default":"x","examples":["y"],
            "$schema":"https://json-schema.org/draft/2020-12/schema","$comment":"c"})",
        {}},
