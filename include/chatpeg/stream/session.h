@@ -1,0 +1,106 @@
+// A streaming response: feed(chunk) → OpenAI deltas, finish() → last deltas, the final
+// message and the finish reason (DESIGN.md §7; issue #5). One session per response; small
+// per-response state, reusable with reset(). The prepared request it reads must outlive it.
+//
+// Delta contract (what a client concatenates):
+//   - content and reasoning_content deltas are suffixes of what was sent before;
+//   - for each call, first a header {index, id, type:"function", function:{name,
+//     arguments:""}}, then fragments {index, function:{arguments:"…"}}; names are sent once;
+//     ids are generated once per call index and never change;
+//   - partial markers and incomplete UTF-8 are held back until decided;
+//   - nothing already sent is retracted: a re-parse that would retract sent text is an
+//     errc::internal_error, never sent.
+// Invariants (property-tested over any chunking, 1 byte to whole): concat(deltas) == final
+// message; the final message is the same for every split and equals stream::parse(); every
+// delta is valid UTF-8; final arguments are valid JSON objects.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chatpeg/base/result.h"
+#include "chatpeg/chat/message.h"
+#include "chatpeg/chat/prepare.h"
+#include "chatpeg/json/json.h"
+
+namespace chatpeg::stream {
+
+struct tool_call_delta {
+  std::size_t index = 0;
+  std::optional<std::string> id;    // set in the header only
+  std::optional<std::string> name;  // set in the header only
+  std::string arguments;            // "" in the header
+};
+
+// One OpenAI choices[0].delta.
+struct delta {
+  std::string content;
+  std::string reasoning_content;
+  std::vector<tool_call_delta> tool_calls;
+
+  bool empty() const { return content.empty() && reasoning_content.empty() && tool_calls.empty(); }
+  // {"content": ...} / {"reasoning_content": ...} / {"tool_calls": [{"index", "id", "type":
+  // "function", "function": {"name", "arguments"}}]} with only the fields present.
+  json::value to_json() const;
+};
+
+enum class finish_reason : std::uint8_t { stop, length, tool_calls };
+std::string_view finish_reason_name(finish_reason r);  // "stop", "length", "tool_calls"
+
+struct session_options {
+  // Generates a call id ("call_" + 24 random alphanumerics by default). Called once per call
+  // index that the model did not give an id.
+  std::function<std::string()> id_generator;
+};
+
+struct finish_options {
+  // The backend stopped because of max_tokens: an output that ends inside a call keeps the
+  // partial call (arguments closed) with finish_reason length instead of an error.
+  bool hit_token_limit = false;
+};
+
+struct finish_result {
+  std::vector<delta> deltas;  // what was still held back
+  chat::message message;      // the final message (ids filled in)
+  stream::finish_reason reason = stream::finish_reason::stop;
+};
+
+class session {
+ public:
+  explicit session(const chat::prepared& p, session_options options = {});
+  ~session();
+  session(session&&) noexcept;
+  session& operator=(session&&) noexcept;
+
+  // Appends a chunk (any size, may cut UTF-8 sequences and markers anywhere). tokens, when
+  // given, are the token ids of the chunk's bytes (one per byte, -1 where a token continues)
+  // so special tokens can be told from look-alike text. Returns the deltas since the last
+  // call. Output that stops matching the grammar is errc::no_match with the byte offset
+  // (into the model output); the session keeps what it sent and the caller decides (the
+  // gateway delivers the rest as content).
+  base::result<std::vector<delta>> feed(std::string_view chunk,
+                                        std::span<const std::int32_t> tokens = {});
+
+  // The output is complete: final parse, last deltas, final message, finish reason.
+  base::result<finish_result> finish(const finish_options& options = {});
+
+  // The message as parsed so far (ids filled in for calls already announced).
+  const chat::message& current() const;
+  // Bytes of model output received so far.
+  std::size_t received() const;
+
+  // Starts a new response with the same prepared request, keeping buffers.
+  void reset();
+
+ private:
+  struct state;
+  std::unique_ptr<state> state_;
+};
+
+}  // namespace chatpeg::stream
