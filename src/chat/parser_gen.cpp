@@ -1,0 +1,344 @@
+// The parser generator's entry point: decides what the answer is made of (json_schema ›
+// tools › content), whether reasoning is extracted and where the parse starts relative to
+// the reasoning block, then builds two grammars from the same pieces — the parser, which
+// reads parse_prefix + output, and the GBNF source, which constrains the output alone — and
+// exports the GBNF (lazily from the tool-call block for tool_choice auto).
+#include <algorithm>
+
+#include "chatpeg/chat/parser_gen.h"
+#include "chatpeg/grammar/schema.h"
+#include "chatpeg/peg/gbnf_export.h"
+#include "parser_gen_internal.h"
+
+namespace chatpeg::chat {
+namespace detail {
+
+peg::parser gen_context::ws() {
+  return b.chars("[ \\t\\n\\r]", 0, max_free_space);
+}
+
+std::string_view marker_core(std::string_view marker) {
+  const auto is_space = [](char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'; };
+  while (!marker.empty() && is_space(marker.front())) marker.remove_prefix(1);
+  while (!marker.empty() && is_space(marker.back())) marker.remove_suffix(1);
+  return marker;
+}
+
+peg::parser gen_context::mark(std::string_view marker) {
+  if (marker.empty()) return b.eps();
+  const std::string_view core = marker_core(marker);
+  if (core.empty()) return ws();
+  const bool lead = core.data() != marker.data();
+  const bool trail = core.data() + core.size() != marker.data() + marker.size();
+  std::vector<peg::parser> items;
+  if (lead) items.push_back(ws());
+  // Whitespace runs with a line break inside the marker ("</arg_key>\n<arg_value>") are
+  // flexible too; spaces inside a marker ("invoke name=") are kept exact.
+  const auto is_space = [](char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'; };
+  std::size_t i = 0;
+  std::size_t piece = 0;
+  while (i < core.size()) {
+    if (!is_space(core[i])) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    bool newline = false;
+    while (j < core.size() && is_space(core[j])) newline = newline || core[j++] == '\n';
+    if (newline) {
+      items.push_back(b.literal(std::string(core.substr(piece, i - piece))));
+      items.push_back(ws());
+      piece = j;
+    }
+    i = j;
+  }
+  items.push_back(b.literal(std::string(core.substr(piece))));
+  if (trail) items.push_back(ws());
+  return items.size() == 1 ? items[0] : b.sequence(items);
+}
+
+std::string sanitize(std::string_view name) {
+  std::string out;
+  for (char ch : name) {
+    const bool ok =
+        (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+    out += ok ? ch : '-';
+  }
+  if (out.empty()) out = "x";
+  return out.substr(0, 48);
+}
+
+std::string gen_context::unique_rule(std::string_view base) {
+  return std::string(base) + "-" + std::to_string(++rule_counter);
+}
+
+std::string tool_name(const json::value& tool) {
+  const auto fn = tool.find("function");
+  if (fn == tool.end() || !fn->is_object()) return {};
+  const auto name = fn->find("name");
+  return name != fn->end() && name->is_string() ? name->get<std::string>() : std::string();
+}
+
+json::value tool_parameters(const json::value& tool) {
+  const auto fn = tool.find("function");
+  if (fn != tool.end() && fn->is_object()) {
+    const auto params = fn->find("parameters");
+    if (params != fn->end() && params->is_object()) return *params;
+  }
+  return json::value{{"type", "object"}};
+}
+
+// Reasoning: [start] text end, with bounded whitespace around the markers. With extraction
+// the text is tagged reasoning; without it (reasoning_format none) the whole block stays in
+// content as written. Where the parse starts decides what is optional.
+peg::parser reasoning_block(gen_context& c) {
+  auto& b = c.b;
+  if (!c.has_reasoning || c.a.reasoning.end.empty()) return b.eps();
+  const auto& rs = c.a.reasoning;
+  const std::string end_core(marker_core(rs.end));
+  auto text = b.until(end_core);
+  if (c.extract_reasoning) text = b.reasoning(text);
+  auto wrap = [&](peg::parser p) { return c.extract_reasoning ? p : b.content(p); };
+  auto open = c.mark(rs.start) + c.ws();
+  auto close = c.mark(rs.end) + c.ws();
+  switch (c.state) {
+    case prefix_state::reasoning_open:
+      if (c.for_gbnf) return wrap(c.ws() + text + close);
+      // The prefix opened the block; an output that never closes it is all reasoning.
+      return wrap(open + text + (close | b.end()));
+    case prefix_state::reasoning_closed:
+      if (c.for_gbnf) return b.eps();
+      return wrap(open + text + close);
+    case prefix_state::none:
+      break;
+  }
+  if (rs.start.empty()) return b.optional(wrap(text + close));
+  return b.optional(wrap(c.ws() + open + text + close));
+}
+
+namespace {
+
+// Content of a plain answer: wrapped in content markers when the template has them (a
+// missing wrapper is still accepted), else everything.
+peg::parser plain_content(gen_context& c) {
+  auto& b = c.b;
+  const auto& cs = c.a.content;
+  if (cs.start.empty() || cs.end.empty()) return b.content(b.rest());
+  auto wrapped = c.mark(cs.start) + b.content(b.until(std::string(marker_core(cs.end)))) +
+                 c.mark(cs.end) + c.ws() + b.end();
+  return b.choice({wrapped, b.content(b.rest())});
+}
+
+peg::parser json_answer(gen_context& c) {
+  auto& b = c.b;
+  grammar::schema_options so;
+  so.name = "response";
+  const json::value& schema = *c.req.json_schema;
+  peg::parser value;
+  if (auto compiled = grammar::compile_schema(b, schema, so)) {
+    value = compiled->parser;
+  } else {
+    value = b.json_value();  // reported by generate() before building; never reached
+  }
+  auto tagged = b.content(value);
+  auto fenced = b.literal("```json") + c.ws() + tagged + c.ws() + b.literal("```");
+  return c.ws() + b.choice({fenced, tagged}) + c.ws();
+}
+
+}  // namespace
+
+gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::string> words) {
+  auto& b = c.b;
+  gen_result out;
+  calls = b.rule(c.unique_rule("tool-calls"), calls);
+  auto reasoning = reasoning_block(c);
+  words.erase(std::remove_if(words.begin(), words.end(), [](const auto& w) { return w.empty(); }),
+              words.end());
+  if (c.tool_required) {
+    out.root = reasoning + c.ws() + calls + c.ws() + b.end();
+    return out;
+  }
+  peg::parser before;
+  if (words.empty()) {
+    // No marker announces a call (bare JSON / pythonic lists): the answer is calls or text.
+    out.root = reasoning + b.choice({c.ws() + calls + c.ws() + b.end(), b.content(b.rest())});
+    out.triggers.push_back({trigger_type::pattern, "^\\s*[\\[{]"});
+  } else {
+    // Structured first, else one byte of content: a marker-like text that does not start a
+    // valid call stays in content instead of derailing the parse.
+    auto piece = b.negate(calls) + b.content(b.any() + b.until_one_of(words));
+    before = b.zero_or_more(piece);
+    const auto& cs = c.a.content;
+    if (!cs.start.empty() && !cs.end.empty()) {
+      auto wrapped = c.mark(cs.start) + b.content(b.until(std::string(marker_core(cs.end)))) +
+                     c.mark(cs.end) + c.ws();
+      before = b.choice({wrapped + b.peek(calls), before});
+    }
+    out.root = reasoning + before + b.optional(calls + c.ws()) + b.end();
+    for (auto& w : words) out.triggers.push_back({trigger_type::word, w});
+  }
+  out.lazy_from = calls;
+  return out;
+}
+
+base::result<gen_result> build_generic(gen_context& c) {
+  auto& b = c.b;
+  if (c.body == body_kind::json_schema) {
+    return gen_result{reasoning_block(c) + json_answer(c) + b.end()};
+  }
+  if (c.body == body_kind::content) {
+    return gen_result{reasoning_block(c) + plain_content(c)};
+  }
+  const auto& ts = c.a.tools;
+  auto calls = calls_block(c, ts);
+  if (!calls) return calls.error();
+  std::vector<std::string> words;
+  for (const std::string* m : {&ts.section_start, &ts.call_start, &ts.name_prefix}) {
+    if (!marker_core(*m).empty()) {
+      words.emplace_back(marker_core(*m));
+      break;
+    }
+  }
+  return assemble_tools(c, *calls, std::move(words));
+}
+
+namespace {
+
+prefix_state find_state(const analysis& a, std::string_view prefix) {
+  const auto& rs = a.reasoning;
+  if (a.reasoning.mode == reasoning_mode::none || rs.end.empty() || prefix.empty()) {
+    return prefix_state::none;
+  }
+  const std::string_view start = marker_core(rs.start);
+  const std::string_view end = marker_core(rs.end);
+  const std::string_view trimmed = marker_core(prefix);
+  if (!start.empty() && trimmed.substr(0, start.size()) != start) return prefix_state::none;
+  const std::size_t after = start.size();
+  if (trimmed.find(end, after) != std::string_view::npos) return prefix_state::reasoning_closed;
+  return start.empty() ? prefix_state::none : prefix_state::reasoning_open;
+}
+
+base::error invalid(std::string message, std::string path = {}) {
+  base::location where;
+  where.path = std::move(path);
+  return base::make_error(base::errc::invalid_argument, std::move(message), std::move(where));
+}
+
+struct built {
+  peg::grammar g;
+  gen_result r;
+};
+
+base::result<built> build_one(gen_context& c) {
+  base::result<gen_result> r = base::make_error(base::errc::internal_error, "unset");
+  if (c.body == body_kind::tools || c.body == body_kind::content) {
+    if (auto dedicated = find_dedicated(c.a.handler)) {
+      r = dedicated(c);
+    } else {
+      r = build_generic(c);
+    }
+  } else {
+    r = build_generic(c);
+  }
+  if (!r) return r.error();
+  auto g = c.b.build(r->root);
+  if (!g) return g.error();
+  return built{std::move(*g), std::move(*r)};
+}
+
+}  // namespace
+}  // namespace detail
+
+base::result<prepared> generate(const analysis& a, const request& req,
+                                const generate_options& options) {
+  using namespace detail;
+  const bool tools_requested = req.has_tools() && req.tool_choice.mode != tool_choice_mode::none;
+  if (tools_requested && req.grammar) {
+    return invalid("a request cannot have both tools and a grammar", "$.grammar");
+  }
+  body_kind body = body_kind::content;
+  if (req.json_schema) {
+    body = body_kind::json_schema;
+    peg::builder probe;  // schema errors are request errors, reported before building
+    if (auto st = grammar::compile_schema(probe, *req.json_schema, {.name = "response"}); !st) {
+      auto e = std::move(st).error();
+      e.code = base::errc::invalid_argument;
+      e.message = "response_format schema: " + e.message;
+      return e;
+    }
+  } else if (tools_requested) {
+    body = body_kind::tools;
+    if (a.tools.format == tool_format::none && !find_dedicated(a.handler)) {
+      std::string why =
+          a.tool_error.empty() ? "the template cannot express tool calls" : a.tool_error;
+      return base::make_error(
+          base::errc::analysis_failed,
+          "tools were requested but the template's tool syntax is unknown: " + why);
+    }
+  }
+  std::vector<const json::value*> tools;
+  if (body == body_kind::tools) {
+    for (std::size_t i = 0; i < req.tools.size(); ++i) {
+      const auto& t = req.tools[i];
+      if (req.tool_choice.mode == tool_choice_mode::named &&
+          tool_name(t) != req.tool_choice.function) {
+        continue;
+      }
+      tools.push_back(&t);
+    }
+    if (tools.empty()) {
+      return invalid("tool '" + req.tool_choice.function + "' is not in tools",
+                     "$.tool_choice.function.name");
+    }
+  }
+
+  prepared out;
+  out.parse_prefix = options.parse_prefix;
+  out.extract_reasoning =
+      req.reasoning_format != reasoning_format::none && a.reasoning.mode != reasoning_mode::none;
+  out.preserved_tokens = a.preserved_tokens;
+
+  auto make_context = [&](peg::builder& b, bool for_gbnf) {
+    gen_context c{b, a, req};
+    c.tools = tools;
+    c.body = body;
+    c.tool_required = req.tool_choice.mode == tool_choice_mode::required ||
+                      req.tool_choice.mode == tool_choice_mode::named;
+    c.extract_reasoning = out.extract_reasoning;
+    c.has_reasoning = a.reasoning.mode != reasoning_mode::none;
+    c.state = find_state(a, options.parse_prefix);
+    c.for_gbnf = for_gbnf;
+    c.parse_prefix = options.parse_prefix;
+    return c;
+  };
+
+  peg::builder pb;
+  auto pc = make_context(pb, false);
+  auto parser = build_one(pc);
+  if (!parser) return parser.error();
+  out.parser = std::make_shared<const peg::grammar>(std::move(parser->g));
+  out.stops = parser->r.stops;
+
+  if (body == body_kind::content) {
+    if (req.grammar) out.gbnf = *req.grammar;
+    return out;
+  }
+  peg::builder gb;
+  auto gc = make_context(gb, true);
+  auto gbnf_src = build_one(gc);
+  if (!gbnf_src) return gbnf_src.error();
+  const bool lazy =
+      body == body_kind::tools && !gc.tool_required && gbnf_src->r.lazy_from.owner != nullptr;
+  out.grammar_lazy = lazy;
+  if (lazy) out.triggers = gbnf_src->r.triggers;
+  if (options.build_gbnf) {
+    peg::gbnf_options go;
+    if (lazy) go.lazy_from = gbnf_src->r.lazy_from.id;
+    auto text = peg::export_gbnf(gbnf_src->g, go);
+    if (!text) return text.error();
+    out.gbnf = std::move(*text);
+  }
+  return out;
+}
+
+}  // namespace chatpeg::chat

@@ -1,0 +1,91 @@
+// Internals shared by the parser generator (parser_gen*.cpp) and the dedicated format
+// builders (dedicated_parsers*.cpp): the per-build context, whitespace/marker helpers and
+// the tool-call builders. Not a public header.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chatpeg/base/result.h"
+#include "chatpeg/chat/analysis.h"
+#include "chatpeg/chat/message.h"
+#include "chatpeg/chat/prepare.h"
+#include "chatpeg/peg/builder.h"
+
+namespace chatpeg::chat::detail {
+
+// Where the parse starts relative to the reasoning block (decided from parse_prefix).
+enum class prefix_state : std::uint8_t {
+  none,             // nothing about reasoning is in front of the output
+  reasoning_open,   // the prefix opened reasoning: the output starts inside it
+  reasoning_closed  // the prefix holds a whole reasoning block: the output has none
+};
+
+// What the root is made of.
+enum class body_kind : std::uint8_t { content, json_schema, tools };
+
+// Free whitespace in grammars is bounded so a sampler cannot wander (issue #4).
+inline constexpr std::uint32_t max_free_space = 4;
+
+struct gen_context {
+  peg::builder& b;
+  const analysis& a;
+  const request& req;
+  std::vector<const json::value*> tools;  // the tools the answer may call (named: just one)
+  body_kind body = body_kind::content;
+  bool tool_required = false;      // tool_choice required or named: at least one call
+  bool extract_reasoning = false;  // reasoning text goes to reasoning_content
+  bool has_reasoning = false;      // the template has reasoning markers
+  prefix_state state = prefix_state::none;
+  bool for_gbnf = false;  // building the grammar the model output alone must satisfy
+  std::string parse_prefix;
+  int rule_counter = 0;
+  peg::parser py_value{};  // the shared Python literal rule, once defined
+
+  peg::parser ws();  // 0..max_free_space whitespace characters
+  // A marker with its leading/trailing whitespace made flexible: "\n</tool_call>\n" →
+  // ws "</tool_call>" ws. A marker without surrounding whitespace is an exact literal; a
+  // marker of whitespace only is ws.
+  peg::parser mark(std::string_view marker);
+  std::string unique_rule(std::string_view base);  // "tool-get-weather-2"
+};
+
+// What a format builder returns: the root of the grammar, and for lazy grammars the node
+// the GBNF is exported from (the tool-call block, starting at its trigger).
+struct gen_result {
+  peg::parser root;
+  peg::parser lazy_from{};  // owner == nullptr: not lazy
+  std::vector<grammar_trigger> triggers;
+  std::vector<std::string> stops;
+};
+
+// Trimmed core of a marker ("\n<tool_call>\n" → "<tool_call>").
+std::string_view marker_core(std::string_view marker);
+// Rule-name-safe spelling of a tool name.
+std::string sanitize(std::string_view name);
+
+// The tool's name and parameter schema ({"type":"object"} when absent).
+std::string tool_name(const json::value& tool);
+json::value tool_parameters(const json::value& tool);
+
+// The typed JSON arguments object of a tool (tagged tool_args by the caller).
+base::result<peg::parser> json_arguments(gen_context& c, const json::value& tool);
+// A Python literal value (pythonic calls): 'str', "str", numbers, True/False/None, lists,
+// dicts, tuples. Shared rule.
+peg::parser python_value(gen_context& c);
+
+// Generic (analysis-driven) pieces.
+peg::parser reasoning_block(gen_context& c);  // eps when there is no reasoning
+base::result<gen_result> build_generic(gen_context& c);
+// The tool-call block of a tool_syntax: section(s) with one or more calls.
+base::result<peg::parser> calls_block(gen_context& c, const tool_syntax& ts);
+// Wraps a tool-call block with what comes before it (content, reasoning) per tool_choice.
+gen_result assemble_tools(gen_context& c, peg::parser calls,
+                          std::vector<std::string> trigger_words);
+
+// Dedicated formats, keyed by analysis.handler. Returns nullptr when there is none.
+using dedicated_builder = base::result<gen_result> (*)(gen_context& c);
+dedicated_builder find_dedicated(std::string_view handler);
+
+}  // namespace chatpeg::chat::detail

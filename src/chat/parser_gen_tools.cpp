@@ -1,0 +1,357 @@
+// Tool-call rules of the generic parser generator: one rule per tool with its name as an
+// atomic literal (an unknown or half-written name never parses as a call) and arguments
+// typed by the tool's JSON schema — a JSON object (json_native, tag_with_json), one
+// name/value entry per declared argument (tag_with_tagged: strings raw, others JSON), or
+// Python keyword arguments (pythonic calls) — and the block of calls around them: sections
+// per call or one section, array-wrapped JSON, separators, parallel calls, ids.
+#include <algorithm>
+
+#include "chatpeg/grammar/schema.h"
+#include "parser_gen_internal.h"
+
+namespace chatpeg::chat::detail {
+namespace {
+
+using peg::parser;
+using peg::tag;
+
+parser name_literal(gen_context& c, const std::string& text) {
+  return c.b.atomic(c.b.tag(tag::tool_name, c.b.literal(text)));
+}
+
+// Quoted JSON key: "name".
+parser json_key(gen_context& c, const std::string& key) {
+  return c.b.literal(json::quote(key));
+}
+
+// A tool id: the text up to the marker that follows it, else an identifier-like run.
+parser id_text(gen_context& c, const std::vector<const std::string*>& followers) {
+  for (const std::string* f : followers) {
+    const auto core = marker_core(*f);
+    if (!core.empty()) return c.b.tag(tag::tool_id, c.b.until(std::string(core)));
+  }
+  return c.b.tag(tag::tool_id, c.b.chars("[A-Za-z0-9_.:-]", 1, 64));
+}
+
+base::result<parser> arguments_value(gen_context& c, const json::value& tool) {
+  const auto& ts = c.a.tools;
+  if (ts.arguments_as_string) {
+    // "arguments": "{\"a\": 1}" — a JSON string holding the object; the mapper decodes it.
+    return c.b.tag(tag::tool_args, c.b.json_string());
+  }
+  auto args = json_arguments(c, tool);
+  if (!args) return args.error();
+  return c.b.tag(tag::tool_args, *args);
+}
+
+// {"name": "NAME", "arguments": {...}} (any order of the fields, id when the format has it)
+// or {"NAME": {...}}.
+base::result<parser> json_native_call(gen_context& c, const json::value& tool) {
+  auto& b = c.b;
+  const auto& ts = c.a.tools;
+  const std::string name = tool_name(tool);
+  auto args = arguments_value(c, tool);
+  if (!args) return args.error();
+  auto colon = c.ws() + b.literal(":") + c.ws();
+  if (ts.function_name_as_key) {
+    return b.literal("{") + c.ws() + b.literal("\"") + name_literal(c, name) + b.literal("\"") +
+           colon + *args + c.ws() + b.literal("}");
+  }
+  std::vector<parser> fields;
+  fields.push_back(json_key(c, ts.name_key.empty() ? "name" : ts.name_key) + colon +
+                   b.literal("\"") + name_literal(c, name) + b.literal("\""));
+  fields.push_back(json_key(c, ts.arguments_key.empty() ? "arguments" : ts.arguments_key) + colon +
+                   *args);
+  if (!ts.id_key.empty()) {
+    fields.push_back(json_key(c, ts.id_key) + colon + b.literal("\"") +
+                     b.tag(tag::tool_id, b.json_string_content()) + b.literal("\""));
+  }
+  // Bounded permutation: at most 3 fields, 6 + 2 orders; the declared order is tried first.
+  // The id is optional (a model may leave it out); every order of the fields is accepted.
+  std::vector<parser> alternatives;
+  auto sep = c.ws() + b.literal(",") + c.ws();
+  for (std::size_t count = fields.size(); count >= 2; --count) {
+    std::vector<std::size_t> order(count);
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    do {
+      std::vector<parser> seq{b.literal("{"), c.ws()};
+      for (std::size_t i = 0; i < order.size(); ++i) {
+        if (i > 0) seq.push_back(sep);
+        seq.push_back(fields[order[i]]);
+      }
+      seq.push_back(c.ws());
+      seq.push_back(b.literal("}"));
+      alternatives.push_back(b.sequence(seq));
+    } while (std::next_permutation(order.begin(), order.end()));
+  }
+  return alternatives.size() == 1 ? alternatives[0] : b.choice(alternatives);
+}
+
+// Names of the declared properties, required ones flagged.
+struct property {
+  std::string name;
+  json::value schema;
+  bool required = false;
+};
+
+std::vector<property> properties_of(const json::value& params) {
+  std::vector<property> out;
+  const auto props = params.find("properties");
+  if (props == params.end() || !props->is_object()) return out;
+  std::vector<std::string> required;
+  if (const auto r = params.find("required"); r != params.end() && r->is_array()) {
+    for (const auto& x : *r) {
+      if (x.is_string()) required.push_back(x.get<std::string>());
+    }
+  }
+  for (auto it = props->begin(); it != props->end(); ++it) {
+    out.push_back({it.key(), it.value(),
+                   std::find(required.begin(), required.end(), it.key()) != required.end()});
+  }
+  return out;
+}
+
+bool is_plain_string_schema(const json::value& s) {
+  if (!s.is_object()) return false;
+  const auto type = s.find("type");
+  if (type != s.end()) return *type == "string" && s.find("enum") == s.end();
+  return false;
+}
+
+// Arguments written one by one in markers (tag_with_tagged).
+base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
+  auto& b = c.b;
+  const auto& ts = c.a.tools;
+  // What ends a value: the value closer, else whatever can follow the last argument.
+  std::vector<std::string> closers;
+  if (!ts.arg_value_end.empty()) {
+    closers.push_back(ts.arg_value_end);
+  } else {
+    for (const std::string* m :
+         {&ts.arg_separator, &ts.arg_name_prefix, &ts.args_end, &ts.call_end, &ts.section_end}) {
+      if (!m->empty()) closers.push_back(*m);
+    }
+  }
+  std::vector<std::string> delimiters;  // exact spelling first, then the core (lenient)
+  for (const auto& m : closers) {
+    delimiters.push_back(m);
+    const std::string core(marker_core(m));
+    if (!core.empty() && core != m) delimiters.push_back(core);
+  }
+  delimiters.erase(std::remove_if(delimiters.begin(), delimiters.end(),
+                                  [](const auto& d) { return marker_core(d).empty(); }),
+                   delimiters.end());
+  if (delimiters.empty()) {
+    return base::make_error(base::errc::analysis_failed,
+                            "tagged tool arguments without any marker that ends a value");
+  }
+  parser terminator = c.ws() + b.literal(std::string(marker_core(delimiters.front())));
+  for (std::size_t i = 1; i < delimiters.size(); ++i) {
+    terminator = terminator | (c.ws() + b.literal(std::string(marker_core(delimiters[i]))));
+  }
+  auto raw_text = [&]() { return b.tag(tag::tool_arg_string_value, b.until_one_of(delimiters)); };
+
+  auto value_for = [&](const json::value& schema, const std::string& rule) -> base::result<parser> {
+    if (ts.values == value_syntax::python) return b.tag(tag::tool_arg_value, python_value(c));
+    if (ts.values == value_syntax::raw) {
+      if (is_plain_string_schema(schema)) return raw_text();
+      grammar::schema_options so;
+      so.name = rule;
+      so.raw = true;
+      so.raw_value = raw_text();
+      so.raw_terminator = terminator;
+      auto compiled = grammar::compile_schema(b, schema, so);
+      if (!compiled) return compiled.error();
+      return b.tag(tag::tool_arg_value, compiled->parser);
+    }
+    grammar::schema_options so;
+    so.name = rule;
+    auto compiled = grammar::compile_schema(b, schema, so);
+    if (!compiled) return compiled.error();
+    return b.tag(tag::tool_arg_value, compiled->parser + b.peek(terminator));
+  };
+
+  auto entry = [&](parser name, parser value) {
+    return b.tag(tag::tool_arg_open, c.mark(ts.arg_name_prefix)) + name +
+           c.mark(ts.arg_name_suffix) + value +
+           b.tag(tag::tool_arg_close, c.mark(ts.arg_value_end)) + c.mark(ts.arg_separator);
+  };
+
+  const std::string name = tool_name(tool);
+  const auto props = properties_of(tool_parameters(tool));
+  if (props.empty()) {
+    // No declared arguments: any name, raw values.
+    const std::string name_end(marker_core(ts.arg_name_suffix));
+    if (name_end.empty() || marker_core(ts.arg_name_prefix).empty()) return b.eps();
+    auto any_entry = entry(b.tag(tag::tool_arg_name, b.until(name_end)), raw_text());
+    return b.zero_or_more(any_entry);
+  }
+  std::vector<parser> entries;
+  for (const auto& p : props) {
+    auto v = value_for(p.schema, c.unique_rule("arg-" + sanitize(name) + "-" + sanitize(p.name)));
+    if (!v) return v.error();
+    entries.push_back(entry(b.tag(tag::tool_arg_name, b.literal(p.name)), *v));
+  }
+  if (ts.fixed_argument_order) {
+    std::vector<parser> seq;
+    for (std::size_t i = 0; i < props.size(); ++i) {
+      seq.push_back(props[i].required ? entries[i] : b.optional(entries[i]));
+    }
+    return b.sequence(seq);
+  }
+  auto one = entries.size() == 1 ? entries[0] : b.choice(entries);
+  return b.repeat(one, 0, static_cast<std::uint32_t>(entries.size()));
+}
+
+// name(a=1, b='x') — Python keyword arguments.
+parser pythonic_call(gen_context& c, const json::value& tool) {
+  auto& b = c.b;
+  const std::string name = tool_name(tool);
+  const auto props = properties_of(tool_parameters(tool));
+  auto eq = c.ws() + b.literal("=") + c.ws();
+  parser arg;
+  if (props.empty()) {
+    arg = b.tag(tag::tool_arg_name, b.chars("[A-Za-z_]") + b.chars("[A-Za-z0-9_]", 0, 64)) + eq +
+          b.tag(tag::tool_arg_value, python_value(c));
+  } else {
+    std::vector<parser> alts;
+    for (const auto& p : props) {
+      alts.push_back(b.tag(tag::tool_arg_name, b.literal(p.name)) + eq +
+                     b.tag(tag::tool_arg_value, python_value(c)));
+    }
+    arg = alts.size() == 1 ? alts[0] : b.choice(alts);
+  }
+  const auto max_args = static_cast<std::uint32_t>(std::max<std::size_t>(props.size(), 1) - 1);
+  auto args = b.optional(
+      arg + b.repeat(c.ws() + b.literal(",") + c.ws() + arg, 0, props.empty() ? 16 : max_args));
+  return name_literal(c, name) + b.literal("(") + c.ws() + args + c.ws() + b.literal(")");
+}
+
+base::result<parser> one_call(gen_context& c, const json::value& tool) {
+  auto& b = c.b;
+  const auto& ts = c.a.tools;
+  const std::string name = tool_name(tool);
+  parser body;
+  if (ts.pythonic) {
+    body = pythonic_call(c, tool);
+  } else if (ts.format == tool_format::json_native) {
+    auto call = json_native_call(c, tool);
+    if (!call) return call.error();
+    body = *call;
+  } else {
+    parser args;
+    if (ts.format == tool_format::tag_with_tagged) {
+      auto tagged = tagged_arguments(c, tool);
+      if (!tagged) return tagged.error();
+      args = *tagged;
+    } else {
+      auto a = arguments_value(c, tool);
+      if (!a) return a.error();
+      args = c.ws() + *a + c.ws();
+    }
+    auto id_before = [&]() {
+      return b.optional(c.mark(ts.id_prefix) + id_text(c, {&ts.id_suffix, &ts.name_prefix}) +
+                        c.mark(ts.id_suffix));
+    };
+    auto id_after_name = [&]() {
+      return b.optional(c.mark(ts.id_prefix) + id_text(c, {&ts.id_suffix, &ts.args_start}) +
+                        c.mark(ts.id_suffix));
+    };
+    auto id_after_args = [&]() {
+      return b.optional(c.mark(ts.id_prefix) + id_text(c, {&ts.id_suffix, &ts.call_end}) +
+                        c.mark(ts.id_suffix));
+    };
+    std::vector<parser> seq;
+    if (ts.id_pos == id_position::before_name) seq.push_back(id_before());
+    seq.push_back(c.mark(ts.name_prefix));
+    seq.push_back(name_literal(c, name));
+    seq.push_back(c.mark(ts.name_suffix));
+    if (ts.id_pos == id_position::after_name) seq.push_back(id_after_name());
+    seq.push_back(c.mark(ts.args_start));
+    seq.push_back(args);
+    seq.push_back(c.mark(ts.args_end));
+    if (ts.id_pos == id_position::after_args) seq.push_back(id_after_args());
+    body = b.sequence(seq);
+  }
+  auto call = b.tag(tag::tool_open, c.mark(ts.call_start)) + body +
+              b.tag(tag::tool_close, c.mark(ts.call_end));
+  return b.rule(c.unique_rule("tool-" + sanitize(name)), b.tag(tag::tool, call));
+}
+
+}  // namespace
+
+base::result<parser> json_arguments(gen_context& c, const json::value& tool) {
+  grammar::schema_options so;
+  so.name = c.unique_rule("args-" + sanitize(tool_name(tool)));
+  auto compiled = grammar::compile_schema(c.b, tool_parameters(tool), so);
+  if (!compiled) {
+    auto e = std::move(compiled).error();
+    e.code = base::errc::invalid_argument;
+    e.message = "tool '" + tool_name(tool) + "' parameters: " + e.message;
+    return e;
+  }
+  return compiled->parser;
+}
+
+parser python_value(gen_context& c) {
+  auto& b = c.b;
+  if (c.py_value.owner != nullptr) return c.py_value;
+  auto value = b.ref("py-value");
+  auto sq = b.literal("'") +
+            b.zero_or_more(b.chars("[^'\\\\]", 1, peg::unbounded) | (b.literal("\\") + b.any())) +
+            b.literal("'");
+  auto dq = b.literal("\"") +
+            b.zero_or_more(b.chars("[^\"\\\\]", 1, peg::unbounded) | (b.literal("\\") + b.any())) +
+            b.literal("\"");
+  auto str = b.rule("py-string", sq | dq);
+  auto number = b.rule("py-number", b.optional(b.literal("-")) + b.chars("[0-9]", 1, 32) +
+                                        b.optional(b.literal(".") + b.chars("[0-9]", 1, 32)) +
+                                        b.optional(b.chars("[eE]") + b.optional(b.chars("[+-]")) +
+                                                   b.chars("[0-9]", 1, 8)));
+  auto constant = b.choice({b.literal("True"), b.literal("False"), b.literal("None"),
+                            b.literal("true"), b.literal("false"), b.literal("null")});
+  auto sep = c.ws() + b.literal(",") + c.ws();
+  auto items =
+      b.optional(value + b.zero_or_more(sep + value) + b.optional(c.ws() + b.literal(",")));
+  auto list = b.literal("[") + c.ws() + items + c.ws() + b.literal("]");
+  auto tuple = b.literal("(") + c.ws() + items + c.ws() + b.literal(")");
+  auto member = str + c.ws() + b.literal(":") + c.ws() + value;
+  auto members =
+      b.optional(member + b.zero_or_more(sep + member) + b.optional(c.ws() + b.literal(",")));
+  auto dict = b.literal("{") + c.ws() + members + c.ws() + b.literal("}");
+  c.py_value = b.rule("py-value", b.choice({str, number, constant, list, dict, tuple}));
+  return c.py_value;
+}
+
+base::result<parser> calls_block(gen_context& c, const tool_syntax& ts) {
+  auto& b = c.b;
+  std::vector<parser> calls;
+  for (const json::value* tool : c.tools) {
+    auto call = one_call(c, *tool);
+    if (!call) return call.error();
+    calls.push_back(*call);
+  }
+  auto call = calls.size() == 1 ? calls[0] : b.choice(calls);
+  const bool parallel = c.req.parallel_tool_calls;
+  const std::string_view start_core = marker_core(ts.section_start);
+  const std::string_view end_core = marker_core(ts.section_end);
+  const bool array = ts.array_wrapped || (ts.pythonic && start_core.empty());
+  parser open = c.mark(ts.section_start);
+  parser close = c.mark(ts.section_end);
+  parser sep;
+  if (array) {
+    if (start_core.empty() || start_core.back() != '[') open = open + b.literal("[") + c.ws();
+    if (end_core.empty() || end_core.front() != ']') close = c.ws() + b.literal("]") + close;
+    sep = c.ws() + b.literal(",") + c.ws();
+  } else {
+    sep = ts.call_separator.empty() ? c.ws() : c.mark(ts.call_separator);
+  }
+  if (ts.section_per_call && !array) {
+    auto unit = open + call + close;
+    return parallel ? unit + b.zero_or_more(sep + unit) : unit;
+  }
+  auto list = parallel ? call + b.zero_or_more(sep + call) : call;
+  return open + list + close;
+}
+
+}  // namespace chatpeg::chat::detail

@@ -1,0 +1,359 @@
+// Parser generator tests with hand-written analyses, one per tool format and option
+// (sections per call, array-wrapped, ids, name as key, arguments as a string, pythonic,
+// tagged with raw strings and typed values): each sample output parses to the expected tags
+// and is accepted by the exported GBNF; wrong outputs (unknown tool, the other tool under a
+// named tool_choice, a missing call under required) are rejected.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "gen_test_support.h"
+
+namespace chatpeg::chat {
+namespace {
+
+using testing::gbnf_accepts;
+using testing::make_request;
+using testing::parse_summary;
+
+const char* two_tools = R"([
+  {"type":"function","function":{"name":"get_weather","parameters":{"type":"object",
+    "properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city"]}}},
+  {"type":"function","function":{"name":"get_time","parameters":{"type":"object",
+    "properties":{"tz":{"type":"string"}},"required":["tz"]}}}])";
+
+std::string body(const std::string& extra) {
+  return std::string(R"({"messages":[{"role":"user","content":"hi"}],"tools":)") + two_tools +
+         extra + "}";
+}
+
+analysis hermes() {
+  analysis a;
+  a.tools.format = tool_format::json_native;
+  a.tools.section_start = "<tool_call>\n";
+  a.tools.section_end = "\n</tool_call>";
+  a.tools.section_per_call = true;
+  a.tools.call_separator = "\n";
+  a.preserved_tokens = {"<tool_call>", "</tool_call>"};
+  return a;
+}
+
+analysis nemo() {
+  analysis a;
+  a.tools.format = tool_format::json_native;
+  a.tools.section_start = "[TOOL_CALLS]";
+  a.tools.array_wrapped = true;
+  a.tools.id_key = "id";
+  return a;
+}
+
+analysis name_as_key() {
+  analysis a;
+  a.tools.format = tool_format::json_native;
+  a.tools.section_start = "<|tools_prefix|>";
+  a.tools.section_end = "<|tools_suffix|>";
+  a.tools.array_wrapped = true;
+  a.tools.function_name_as_key = true;
+  return a;
+}
+
+analysis args_string() {
+  analysis a = hermes();
+  a.tools.arguments_as_string = true;
+  return a;
+}
+
+analysis qwen_coder() {
+  analysis a;
+  a.tools.format = tool_format::tag_with_tagged;
+  a.tools.section_start = "<tool_call>\n";
+  a.tools.section_end = "</tool_call>";
+  a.tools.section_per_call = true;
+  a.tools.name_prefix = "<function=";
+  a.tools.name_suffix = ">\n";
+  a.tools.args_end = "</function>\n";
+  a.tools.arg_name_prefix = "<parameter=";
+  a.tools.arg_name_suffix = ">\n";
+  a.tools.arg_value_end = "\n</parameter>\n";
+  a.tools.values = value_syntax::raw;
+  return a;
+}
+
+analysis glm() {
+  analysis a;
+  a.tools.format = tool_format::tag_with_tagged;
+  a.tools.section_start = "<tool_call>";
+  a.tools.section_end = "</tool_call>";
+  a.tools.section_per_call = true;
+  a.tools.name_suffix = "\n";
+  a.tools.arg_name_prefix = "<arg_key>";
+  a.tools.arg_name_suffix = "</arg_key>\n<arg_value>";
+  a.tools.arg_value_end = "</arg_value>\n";
+  a.tools.values = value_syntax::raw;
+  return a;
+}
+
+analysis mistral_small() {
+  analysis a;
+  a.tools.format = tool_format::tag_with_json;
+  a.tools.name_prefix = "[TOOL_CALLS]";
+  a.tools.id_pos = id_position::after_name;
+  a.tools.id_prefix = "[CALL_ID]";
+  a.tools.args_start = "[ARGS]";
+  return a;
+}
+
+analysis kimi() {
+  analysis a;
+  a.tools.format = tool_format::tag_with_json;
+  a.tools.section_start = "<|tool_calls_section_begin|>";
+  a.tools.section_end = "<|tool_calls_section_end|>";
+  a.tools.call_start = "<|tool_call_begin|>";
+  a.tools.call_end = "<|tool_call_end|>";
+  a.tools.name_prefix = "functions.";
+  a.tools.id_pos = id_position::after_name;
+  a.tools.id_prefix = ":";
+  a.tools.args_start = "<|tool_call_argument_begin|>";
+  return a;
+}
+
+analysis lfm2() {
+  analysis a;
+  a.tools.format = tool_format::json_native;
+  a.tools.pythonic = true;
+  a.tools.values = value_syntax::python;
+  a.tools.section_start = "<|tool_call_start|>[";
+  a.tools.section_end = "]<|tool_call_end|>";
+  a.tools.array_wrapped = true;
+  return a;
+}
+
+analysis llama32() {
+  analysis a;
+  a.tools.format = tool_format::json_native;
+  a.tools.pythonic = true;
+  a.tools.values = value_syntax::python;
+  return a;
+}
+
+analysis with_think(analysis a) {
+  a.reasoning.mode = reasoning_mode::tag_based;
+  a.reasoning.start = "<think>";
+  a.reasoning.end = "</think>";
+  return a;
+}
+
+struct sample {
+  std::string output;
+  std::string expected;  // parse summary, or "FAIL"
+  bool gbnf = true;      // the GBNF must accept it (ignored for FAIL rows)
+};
+
+struct gen_case {
+  std::string name;
+  analysis a;
+  std::string extra;  // request fields after "tools"
+  std::string prefix;
+  std::vector<sample> samples;
+};
+
+void PrintTo(const gen_case& c, std::ostream* os) {
+  *os << c.name;
+}
+
+class parser_gen_table : public ::testing::TestWithParam<gen_case> {};
+
+TEST_P(parser_gen_table, parses_and_gbnf_agrees) {
+  const auto& c = GetParam();
+  auto req = make_request(body(c.extra));
+  auto p = generate(c.a, req, {.parse_prefix = c.prefix});
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  for (const auto& s : c.samples) {
+    SCOPED_TRACE(s.output);
+    EXPECT_EQ(parse_summary(*p, s.output), s.expected);
+    if (s.expected != "FAIL" && s.gbnf) {
+      std::string why;
+      EXPECT_TRUE(gbnf_accepts(*p, s.output, &why)) << why;
+    }
+  }
+}
+
+const char* W1 = "|tool_name='get_weather' tool_args='{\"city\": \"Paris\"}'";
+
+std::vector<gen_case> cases() {
+  return {
+      {"hermes_auto",
+       hermes(),
+       R"(,"tool_choice":"auto")",
+       "",
+       {{"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+         "\"Paris\"}}\n</tool_call>",
+         W1},
+        {"Sure.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n"
+         "</tool_call>",
+         std::string("content='Sure.\n' ") + W1},
+        {"{\"arguments\": {\"tz\": \"UTC\"}, \"name\": \"get_time\"}",
+         "content='{\"arguments\": {\"tz\": \"UTC\"}, \"name\": \"get_time\"}'"},
+        {"<tool_call>\n{\"arguments\": {\"tz\": \"UTC\"}, \"name\": \"get_time\"}</tool_call>",
+         "|tool_args='{\"tz\": \"UTC\"}' tool_name='get_time'"},
+        // A lazy grammar activates at the trigger, so only the parser can keep this as text.
+        {"Just text, a <tool_call> mention and more",
+         "content='Just text, a ' content='<tool_call> mention and more'", false},
+        {"<tool_call>\n{\"name\": \"get_stock\", \"arguments\": {}}\n</tool_call>",
+         "content='<tool_call>\n{\"name\": \"get_stock\", \"arguments\": {}}\n</tool_call>'",
+         false},
+        {"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"days\": 2}}\n</tool_call>",
+         "content='<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"days\": "
+         "2}}\n</tool_call>'",
+         false}}},
+      {"hermes_required_parallel",
+       hermes(),
+       R"(,"tool_choice":"required","parallel_tool_calls":true)",
+       "",
+       {{"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+         "\"Paris\"}}\n</tool_call>\n"
+         "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n</tool_call>",
+         std::string(W1) + " |tool_name='get_time' tool_args='{\"tz\": \"UTC\"}'"},
+        {"Hello", "FAIL"},
+        {"Hi <tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n</tool_call>",
+         "FAIL"}}},
+      {"hermes_named",
+       hermes(),
+       R"(,"tool_choice":{"type":"function","function":{"name":"get_time"}})",
+       "",
+       {{"<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n</tool_call>",
+         "|tool_name='get_time' tool_args='{\"tz\": \"UTC\"}'"},
+        {"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+         "\"Paris\"}}\n</tool_call>",
+         "FAIL"}}},
+      {"hermes_single_call_only",
+       hermes(),
+       R"(,"tool_choice":"required")",
+       "",
+       {{"<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n</tool_call>\n"
+         "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n</tool_call>",
+         "FAIL"}}},
+      {"nemo_array_ids",
+       nemo(),
+       R"(,"parallel_tool_calls":true)",
+       "",
+       {{"[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}, \"id\": "
+         "\"abc123def\"}, "
+         "{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}, \"id\": \"x2\"}]",
+         std::string(W1) + " tool_id='abc123def' |tool_name='get_time' tool_args='{\"tz\": "
+                           "\"UTC\"}' tool_id='x2'"},
+        {"[TOOL_CALLS][{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}]",
+         "|tool_name='get_time' tool_args='{\"tz\": \"UTC\"}'"}}},
+      {"name_as_key",
+       name_as_key(),
+       "",
+       "",
+       {{"<|tools_prefix|>[{\"get_time\": {\"tz\": \"UTC\"}}]<|tools_suffix|>",
+         "|tool_name='get_time' tool_args='{\"tz\": \"UTC\"}'"},
+        {"<|tools_prefix|>[{\"get_date\": {}}]<|tools_suffix|>",
+         "content='<|tools_prefix|>[{\"get_date\": {}}]<|tools_suffix|>'", false}}},
+      {"arguments_as_string",
+       args_string(),
+       "",
+       "",
+       {{"<tool_call>\n{\"name\": \"get_time\", \"arguments\": \"{\\\"tz\\\": "
+         "\\\"UTC\\\"}\"}\n</tool_call>",
+         "|tool_name='get_time' tool_args='\"{\\\"tz\\\": \\\"UTC\\\"}\"'"}}},
+      {"qwen_coder_tagged",
+       qwen_coder(),
+       R"(,"parallel_tool_calls":true)",
+       "",
+       {{"<tool_call>\n<function=get_weather>\n<parameter=city>\nNew York\n</parameter>\n"
+         "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
+         "|tool_name='get_weather' tool_arg_name='city' tool_arg_string_value='New York' "
+         "tool_arg_name='days' tool_arg_value='3'"},
+        {"<tool_call>\n<function=get_weather>\n<parameter=days>\n3\n</"
+         "parameter>\n<parameter=city>\n"
+         "a < b\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=get_time>\n"
+         "<parameter=tz>\nUTC\n</parameter>\n</function>\n</tool_call>",
+         "|tool_name='get_weather' tool_arg_name='days' tool_arg_value='3' tool_arg_name='city' "
+         "tool_arg_string_value='a < b' |tool_name='get_time' tool_arg_name='tz' "
+         "tool_arg_string_value='UTC'"},
+        {"<tool_call>\n<function=get_weather>\n<parameter=days>\nthree\n</parameter>\n</function>\n"
+         "</tool_call>",
+         "content='<tool_call>\n<function=get_weather>\n<parameter=days>\nthree\n</parameter>\n"
+         "</function>\n</tool_call>'",
+         false}}},
+      {"glm_tagged",
+       glm(),
+       "",
+       "",
+       {{"<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</"
+         "tool_call>",
+         "|tool_name='get_weather' tool_arg_name='city' tool_arg_string_value='Paris'"},
+        {"<tool_call>get_time<arg_key>tz</arg_key><arg_value>UTC</arg_value></tool_call>",
+         "|tool_name='get_time' tool_arg_name='tz' tool_arg_string_value='UTC'"}}},
+      {"mistral_small_ids",
+       mistral_small(),
+       "",
+       "",
+       {{"[TOOL_CALLS]get_time[CALL_ID]123456789[ARGS]{\"tz\": \"UTC\"}",
+         "|tool_name='get_time' tool_id='123456789' tool_args='{\"tz\": \"UTC\"}'"},
+        {"Hi[TOOL_CALLS]get_time[ARGS]{\"tz\": \"UTC\"}",
+         "content='Hi' |tool_name='get_time' tool_args='{\"tz\": \"UTC\"}'"}}},
+      {"kimi_sections_ids",
+       kimi(),
+       R"(,"parallel_tool_calls":true)",
+       "",
+       {{"<|tool_calls_section_begin|><|tool_call_begin|>functions.get_time:0"
+         "<|tool_call_argument_begin|>{\"tz\": \"UTC\"}<|tool_call_end|><|tool_call_begin|>"
+         "functions.get_weather:1<|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|>"
+         "<|tool_calls_section_end|>",
+         "|tool_name='get_time' tool_id='0' tool_args='{\"tz\": \"UTC\"}' |tool_name='get_weather' "
+         "tool_id='1' tool_args='{\"city\": \"Paris\"}'"}}},
+      {"lfm2_pythonic",
+       lfm2(),
+       R"(,"parallel_tool_calls":true)",
+       "",
+       {{"<|tool_call_start|>[get_weather(city='Paris', days=3), "
+         "get_time(tz=\"UTC\")]<|tool_call_end|>",
+         "|tool_name='get_weather' tool_arg_name='city' tool_arg_value=''Paris'' "
+         "tool_arg_name='days' tool_arg_value='3' |tool_name='get_time' tool_arg_name='tz' "
+         "tool_arg_value='\"UTC\"'"},
+        {"<|tool_call_start|>[get_date()]<|tool_call_end|>",
+         "content='<|tool_call_start|>[get_date()]<|tool_call_end|>'", false}}},
+      {"llama32_bare_pythonic",
+       llama32(),
+       "",
+       "",
+       {{"[get_time(tz='UTC')]", "|tool_name='get_time' tool_arg_name='tz' tool_arg_value=''UTC''"},
+        {"Hello there", "content='Hello there'", false}}},
+      {"reasoning_open_prefix",
+       with_think(qwen_coder()),
+       "",
+       "<think>\n",
+       {{"I "
+         "think\n</think>\n\n<tool_call>\n<function=get_time>\n<parameter=tz>\nUTC\n</parameter>\n"
+         "</function>\n</tool_call>",
+         "reasoning='I think\n' |tool_name='get_time' tool_arg_name='tz' "
+         "tool_arg_string_value='UTC'"},
+        {"Hmm\n</think>\n\nNo tool needed.", "reasoning='Hmm\n' content='No tool needed.'"}}},
+      {"reasoning_none_keeps_text",
+       with_think(qwen_coder()),
+       R"(,"reasoning_format":"none")",
+       "<think>\n",
+       {{"Hmm\n</think>\n\nNo tool needed.",
+         "content='<think>\nHmm\n</think>\n\n' content='No tool needed.'"}}},
+      {"reasoning_optional_block",
+       with_think(hermes()),
+       R"(,"tool_choice":"required")",
+       "",
+       {{"<think>plan</think>\n<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": "
+         "\"UTC\"}}\n</tool_call>",
+         "reasoning='plan' |tool_name='get_time' tool_args='{\"tz\": \"UTC\"}'"},
+        {"<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n</tool_call>",
+         "|tool_name='get_time' tool_args='{\"tz\": \"UTC\"}'"}}},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(formats, parser_gen_table, ::testing::ValuesIn(cases()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace chatpeg::chat
