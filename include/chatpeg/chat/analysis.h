@@ -133,4 +133,9 @@ struct analysis {
   std::string summary() const;  // readable multi-line text for `chatpeg analyze`
 };
 
+// Names of the dedicated-format table rows (analysis.handler values) and of the fix-up table
+// rows (analysis.fixups values), in table order.
+std::vector<std::string> dedicated_format_names();
+std::vector<std::string> fixup_names();
+
 }  // namespace chatpeg::chat

@@ -1,0 +1,139 @@
+// Template analysis pipeline (DESIGN.md §5): capabilities by probing, then the dedicated
+// format table (first matching row wins) or the three differential stages, then the fix-up
+// table, then the preserved tokens (every non-empty marker). Runs once per template.
+#include <algorithm>
+
+#include "chat/analysis_detail.h"
+
+namespace chatpeg::chat {
+
+std::vector<std::string> dedicated_format_names() {
+  std::vector<std::string> names;
+  for (const auto& row : detail::dedicated_formats()) names.emplace_back(row.name);
+  return names;
+}
+
+std::vector<std::string> fixup_names() {
+  std::vector<std::string> names;
+  for (const auto& row : detail::fixups()) names.emplace_back(row.name);
+  return names;
+}
+
+}  // namespace chatpeg::chat
+
+namespace chatpeg::chat::detail {
+
+std::vector<std::string> collect_preserved_tokens(const analysis& a) {
+  std::vector<std::string> out;
+  auto add_one = [&](std::string_view marker) {
+    std::string t = trimmed(marker);
+    if (t.empty()) return;
+    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(std::move(t));
+  };
+  // Glued tags are separate tokens ("</arg_key><arg_value>").
+  auto add = [&](std::string_view marker) {
+    std::size_t b = 0;
+    for (std::size_t i = 1; i < marker.size(); ++i)
+      if (marker[i - 1] == '>' && marker[i] == '<') {
+        add_one(marker.substr(b, i - b));
+        b = i;
+      }
+    add_one(marker.substr(b));
+  };
+  add(a.reasoning.start);
+  add(a.reasoning.end);
+  add(a.content.start);
+  add(a.content.end);
+  const tool_syntax& t = a.tools;
+  if (t.format != tool_format::none) {
+    for (std::string_view m :
+         {std::string_view(t.section_start), std::string_view(t.section_end),
+          std::string_view(t.call_start), std::string_view(t.call_end),
+          std::string_view(t.name_prefix), std::string_view(t.name_suffix),
+          std::string_view(t.id_prefix), std::string_view(t.id_suffix),
+          std::string_view(t.args_start), std::string_view(t.args_end),
+          std::string_view(t.arg_name_prefix), std::string_view(t.arg_name_suffix),
+          std::string_view(t.arg_value_end)}) {
+      // A marker spanning several lines is several tokens ("</parameter>\n</function>").
+      std::size_t b = 0;
+      std::string ms(m);
+      while (b <= ms.size()) {
+        std::size_t e = ms.find('\n', b);
+        if (e == std::string::npos) e = ms.size();
+        add(std::string_view(ms).substr(b, e - b));
+        b = e + 1;
+      }
+    }
+  }
+  return out;
+}
+
+std::string cut_turn_end(const std::string& middle, std::size_t from,
+                         const std::vector<std::string>& turn_ends) {
+  std::size_t cut = middle.size();
+  for (const auto& e : turn_ends) {
+    if (e.empty()) continue;
+    std::size_t k = middle.find(e, from);
+    if (k != std::string::npos) cut = std::min(cut, k);
+  }
+  return middle.substr(0, cut);
+}
+
+namespace {
+
+// End-of-turn markers: what follows a plain content turn, the eos token, and the usual ones.
+std::vector<std::string> find_turn_ends(const probe_renderer& r, const json::value& tokens) {
+  std::vector<std::string> ends;
+  json::value turn = {{"role", "assistant"}, {"content", std::string(probe::content)}};
+  std::string m = r.assistant_middle(turn, false);
+  std::size_t k = m.find(probe::content);
+  if (k != std::string::npos) {
+    std::string e = first_token(std::string_view(m).substr(k + probe::content.size()));
+    if (!e.empty()) ends.push_back(e);
+  }
+  if (tokens.is_object() && tokens.contains("eos_token") && tokens["eos_token"].is_string())
+    ends.push_back(tokens["eos_token"].get<std::string>());
+  for (const char* e :
+       {"<|eot_id|>", "<|eom_id|>", "<|im_end|>", "<|end|>", "<｜end▁of▁sentence｜>",
+        "<|endoftext|>", "<end_of_turn>", "<|END_OF_TURN_TOKEN|>", "</s>"})
+    ends.emplace_back(e);
+  return ends;
+}
+
+}  // namespace
+
+analysis analyze(const jinja::program& prog, std::string_view source,
+                 const json::value& special_tokens) {
+  analysis out;
+  probe_renderer renderer(prog, special_tokens);
+  bool prefer_string_args = false;
+  out.caps = probe_caps(renderer, prefer_string_args);
+  analysis_context ctx{renderer, source, prefer_string_args,
+                       find_turn_ends(renderer, special_tokens)};
+
+  const dedicated_format* row = nullptr;
+  for (const auto& r : dedicated_formats())
+    if (r.matches(source)) {
+      row = &r;
+      break;
+    }
+  if (row) {
+    out.source = analysis_source::dedicated;
+    out.handler = std::string(row->name);
+    row->describe(out);
+  } else {
+    analyze_reasoning(ctx, out);
+    analyze_tools(ctx, out);
+    analyze_content(ctx, out);
+  }
+  for (const auto& f : fixups())
+    if (f.applies(source, out)) {
+      f.apply(out);
+      out.fixups.emplace_back(f.name);
+    }
+  if (out.preserved_tokens.empty()) out.preserved_tokens = collect_preserved_tokens(out);
+  if (out.reasoning.mode != reasoning_mode::none) out.caps.supports_reasoning = true;
+  return out;
+}
+
+}  // namespace chatpeg::chat::detail

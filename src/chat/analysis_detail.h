@@ -1,0 +1,132 @@
+// Internals of template analysis shared by caps.cpp, diff.cpp, analysis*.cpp,
+// dedicated_formats.cpp and fixups.cpp: the probe vocabulary (one place), the probe renderer,
+// the diff split, the three differential stages, and the two tables.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chatpeg/chat/analysis.h"
+#include "chatpeg/jinja/jinja.h"
+#include "chatpeg/json/json.h"
+
+namespace chatpeg::chat::detail {
+
+// ---- Probe vocabulary -----------------------------------------------------------------------
+// Unusual tokens that never occur in template text, so finding one in a render means the
+// template printed the probe value.
+namespace probe {
+inline constexpr std::string_view fn1 = "XYZZY_FN";
+inline constexpr std::string_view fn2 = "PLUGH_FN";
+inline constexpr std::string_view arg1 = "ARG_QX7";
+inline constexpr std::string_view arg2 = "ARG_QZ9";
+inline constexpr std::string_view val1 = "VAL_QV3";
+inline constexpr std::string_view val2 = "VAL_QW4";
+inline constexpr std::string_view val3 = "VAL_QY5";
+inline constexpr std::string_view id1 = "QIDX7K9Z1";  // 9 alphanumerics: Mistral's id rule
+inline constexpr std::string_view id2 = "QIDX7K9Z2";
+inline constexpr std::string_view user = "USER_QU1";
+inline constexpr std::string_view system = "SYSTEM_QS2";
+inline constexpr std::string_view content = "CONTENT_QC5";
+inline constexpr std::string_view reasoning = "REASON_QR8";
+inline constexpr std::string_view tool_result = "RESULT_QT4";
+}  // namespace probe
+
+// Probe messages and tool list.
+json::value probe_tools();
+json::value user_message();
+json::value system_message();
+json::value tool_message(std::string_view id);
+// A call of fn with the given arguments (object), as an object or a JSON string.
+json::value probe_call(std::string_view fn, std::string_view id, const json::value& args,
+                       bool args_as_string);
+json::value args1();  // {arg1: val1}
+json::value args2();  // {arg1: val1, arg2: val2}
+
+// Renders probe conversations; a template that raises yields nullopt (it lacks whatever the
+// probe exercised). Deterministic: the clock is fixed.
+class probe_renderer {
+ public:
+  probe_renderer(const jinja::program& prog, json::value special_tokens);
+  // messages rendered with the probe tools (when with_tools) and extra template variables.
+  std::optional<std::string> render(const json::value& messages, bool with_tools,
+                                    bool add_generation_prompt,
+                                    const json::value& extra = json::value::object()) const;
+  // The text of an assistant turn: [user, turn] against [user, empty turn] (or [user]), starting
+  // no earlier than the generation prompt ends. Empty when it does not render.
+  std::string assistant_middle(const json::value& turn, bool with_tools) const;
+  std::size_t renders() const { return renders_; }
+
+ private:
+  const jinja::program& prog_;
+  json::value special_tokens_;
+  jinja::render_options options_;
+  mutable std::size_t renders_ = 0;
+};
+
+// ---- Diffing --------------------------------------------------------------------------------
+struct diff_split {
+  std::string prefix;
+  std::string suffix;
+  std::string left;   // middle of a
+  std::string right;  // middle of b
+};
+
+// Common prefix / suffix of a and b, kept off the inside of markup tokens ("<...>", "[...]")
+// so a shared '<' never splits a marker between the prefix and a middle.
+diff_split split_diff(std::string_view a, std::string_view b);
+// Longest common prefix / suffix, with the same marker-boundary adjustment.
+std::size_t common_prefix_length(std::string_view a, std::string_view b);
+std::size_t common_suffix_length(std::string_view a, std::string_view b);
+// A whitespace-trimmed copy.
+std::string trimmed(std::string_view s);
+// The first / last marker-like token of s: a "<...>" or "[...]" run (spaces allowed inside
+// brackets), else a whitespace-delimited word.
+std::string first_token(std::string_view s);
+std::string last_token(std::string_view s);
+// "<think>" -> "</think>", "[THINK]" -> "[/THINK]"; empty when t is not a tag.
+std::string closing_of(std::string_view t);
+
+// ---- Stages ---------------------------------------------------------------------------------
+struct analysis_context {
+  const probe_renderer& renderer;
+  std::string_view source;
+  bool args_as_string = false;  // render probe arguments as JSON strings (template prefers it)
+  std::vector<std::string> turn_ends;  // end-of-turn markers (cut off tool-call middles)
+};
+
+// Cuts a tool-call middle at the first end-of-turn marker after position from.
+std::string cut_turn_end(const std::string& middle, std::size_t from,
+                         const std::vector<std::string>& turn_ends);
+
+// prefer_string_args: set when arguments render correctly only as a JSON string.
+template_caps probe_caps(const probe_renderer& r, bool& prefer_string_args);
+void analyze_reasoning(const analysis_context& ctx, analysis& out);
+void analyze_content(const analysis_context& ctx, analysis& out);
+void analyze_tools(const analysis_context& ctx, analysis& out);
+// Every non-empty marker, whitespace-trimmed, deduplicated, in a stable order.
+std::vector<std::string> collect_preserved_tokens(const analysis& a);
+
+// ---- Tables ---------------------------------------------------------------------------------
+struct dedicated_format {
+  std::string_view name;
+  std::function<bool(std::string_view source)> matches;
+  std::function<void(analysis& out)> describe;  // fills reasoning/content/tools/tokens
+};
+const std::vector<dedicated_format>& dedicated_formats();
+
+struct fixup {
+  std::string_view name;
+  std::function<bool(std::string_view source, const analysis& a)> applies;
+  std::function<void(analysis& a)> apply;
+};
+const std::vector<fixup>& fixups();
+
+// The whole pipeline: caps, dedicated table or differential stages, fix-ups, tokens.
+analysis analyze(const jinja::program& prog, std::string_view source,
+                 const json::value& special_tokens);
+
+}  // namespace chatpeg::chat::detail

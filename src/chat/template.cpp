@@ -1,0 +1,39 @@
+// chat_template::create: parses the Jinja source once, probes capabilities and analyses the
+// output syntax (or takes a loaded analysis), and freezes the result. The object is immutable
+// afterwards, so any number of threads may share it. render_context renders raw variables.
+#include "chatpeg/chat/template.h"
+
+#include "chat/analysis_detail.h"
+#include "chatpeg/jinja/jinja.h"
+
+namespace chatpeg::chat {
+
+base::result<std::shared_ptr<const chat_template>> chat_template::create(std::string source,
+                                                                         template_options options) {
+  auto prog = jinja::parse_template(source, {.file = options.file});
+  if (!prog) return std::move(prog).error();
+  if (!options.special_tokens.is_object())
+    return base::make_error(base::errc::invalid_argument, "special tokens must be a JSON object",
+                            {.path = "$"});
+  auto t = std::shared_ptr<chat_template>(new chat_template());
+  t->source_ = std::move(source);
+  t->program_ = std::move(*prog);
+  t->special_tokens_ = std::move(options.special_tokens);
+  if (options.analysis_override) {
+    t->analysis_ = std::move(*options.analysis_override);
+    t->analysis_.source = analysis_source::loaded;
+  } else {
+    t->analysis_ = detail::analyze(*t->program_, t->source_, t->special_tokens_);
+  }
+  return std::shared_ptr<const chat_template>(std::move(t));
+}
+
+base::result<std::string> chat_template::render_context(
+    const json::value& variables, const jinja::render_options& options) const {
+  if (!variables.is_object())
+    return base::make_error(base::errc::invalid_argument,
+                            "template variables must be a JSON object", {.path = "$"});
+  return jinja::render(*program_, jinja::make_chat_context(variables, special_tokens_), options);
+}
+
+}  // namespace chatpeg::chat
