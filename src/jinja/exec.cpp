@@ -125,7 +125,7 @@ struct loop_recurse final : callable_obj {
 
 // Runs a for loop over `iterable` at recursion depth `depth0`, writing to in.out.
 static void run_loop(interp& in, const for_stmt& s, const value& iterable, std::int64_t depth0,
-                     const scope_ptr& outer) {
+                     scope_ptr outer) {
   // Lists, tuples and generators are iterated in place (`iterable` keeps them alive);
   // dicts, strings and the like are materialized.
   std::vector<value> materialized;
@@ -152,7 +152,9 @@ static void run_loop(interp& in, const for_stmt& s, const value& iterable, std::
     in.current = std::move(saved);
     items = &filtered;
   }
-  if (items->empty()) {
+  // Jinja runs the else block unless some iteration reached the end of the loop body: a
+  // loop whose every iteration ended in break/continue still renders its else block.
+  auto run_else = [&] {
     if (!s.otherwise.empty()) {
       scope_ptr saved = std::move(in.current);
       in.current = std::make_shared<scope>(outer);
@@ -163,6 +165,9 @@ static void run_loop(interp& in, const for_stmt& s, const value& iterable, std::
       } r{in, saved};
       in.exec_body(s.otherwise);
     }
+  };
+  if (items->empty()) {
+    run_else();
     return;
   }
   auto state = std::make_shared<loop_obj>();
@@ -184,6 +189,7 @@ static void run_loop(interp& in, const for_stmt& s, const value& iterable, std::
     scope_ptr& saved;
     ~restore() { in.current = std::move(saved); }
   } r{in, saved};
+  bool completed = false;
   for (std::size_t i = 0; i < items->size(); ++i) {
     in.count_iteration();
     if (iter_scope.use_count() > 1)
@@ -196,8 +202,11 @@ static void run_loop(interp& in, const for_stmt& s, const value& iterable, std::
     assign(in, s.var, (*items)[i], *iter_scope);
     flow f = in.exec_body(s.loop_body);
     in.current.reset();
+    if (f == flow::normal) completed = true;
     if (f == flow::brk) break;
   }
+  in.current = saved;
+  if (!completed) run_else();
 }
 
 value loop_recurse::call(interp& in, call_args& args) const {
@@ -252,7 +261,9 @@ flow set_stmt::exec(interp& in) const {
 }
 
 flow set_block_stmt::exec(interp& in) const {
-  std::string text = in.capture(content, std::make_shared<scope>(in.current));
+  flow f = flow::normal;
+  std::string text = in.capture(content, std::make_shared<scope>(in.current), &f);
+  if (f != flow::normal) return f;
   value v = value::string(std::move(text));
   for (const auto& f : filters) v = f->apply(in, std::move(v));
   in.current_offset = offset;
@@ -286,7 +297,9 @@ flow call_block_stmt::exec(interp& in) const {
 }
 
 flow filter_block_stmt::exec(interp& in) const {
-  std::string text = in.capture(content, std::make_shared<scope>(in.current));
+  flow f = flow::normal;
+  std::string text = in.capture(content, std::make_shared<scope>(in.current), &f);
+  if (f != flow::normal) return f;
   value v = value::string(std::move(text));
   for (const auto& f : filters) v = f->apply(in, std::move(v));
   in.write_value(v);

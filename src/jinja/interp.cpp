@@ -79,7 +79,7 @@ void interp::check_time() {
          base::errc::limit_exceeded);
 }
 
-std::string interp::capture(const body& b, scope_ptr s) {
+std::string interp::capture(const body& b, scope_ptr s, flow* f) {
   std::string buf;
   std::string* saved_out = out;
   scope_ptr saved_scope = std::move(current);
@@ -94,7 +94,8 @@ std::string interp::capture(const body& b, scope_ptr s) {
       in.current = std::move(sc);
     }
   } r{*this, saved_out, saved_scope};
-  exec_body(b);
+  flow result = exec_body(b);
+  if (f) *f = result;
   return buf;
 }
 

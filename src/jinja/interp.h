@@ -87,7 +87,9 @@ class interp {
   };
 
   // Runs statements with `out` redirected into a fresh string.
-  std::string capture(const body& b, scope_ptr s);
+  // `f` receives how the body ended (break/continue inside a captured block leave the
+  // enclosing loop, as in Jinja's generated code).
+  std::string capture(const body& b, scope_ptr s, flow* f = nullptr);
   flow exec_body(const body& b);
 };
 

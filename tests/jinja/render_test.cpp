@@ -293,9 +293,21 @@ const render_case kExtras[] = {
      R"j(in[arg]x!)j", false},
     {R"j({{ "a\u0085b".split() }}{{ "x\u00a0".strip()|length }}{{ 'x'|center(5) }}|{{ 'x'.center(6, '*') }}|{{ '5'.zfill(3) }}|{{ 'ab'.ljust(4) }}|{{ xs|sum(start=10) }}{{ [[1], [2]]|sum(start=[]) }})j",
      R"j(['a', 'b']1  x  |**x***|005|ab  |16[1, 2])j", false},
-    {R"j({% if false %}{% include 'x' %}{% endif %}{% block b %}blk{% endblock %}
+    {R"j({% if false %}{% include 'x' %}{% endif %}{% block b %}blk{% endblock %})j", R"j(blk)j",
+     false},
+};
+
+// Scoping
+const render_case kScoping[] = {
+    {R"j({% set ns = namespace(v=0) %}{% for i in range(3) %}{% macro m2(a=7) %}{% set ns.v = ns.v + a %}{% endmacro %}{{ m2() }}{% endfor %}{{ ns.v }})j",
+     R"j(21)j", false},
+    {R"j({% for i in range(2) %}{% break %}{% else %}E{% endfor %}|{% for i in range(2) %}{% continue %}{% else %}E{% endfor %}|{% for i in range(2) %}{% if i %}{% continue %}{% endif %}{% else %}E{% endfor %})j",
+     R"j(E|E|)j", false},
+    {R"j({% for i in range(2) %}{% set c %}x{% break %}{% endset %}{{ i }}{% else %}E{% endfor %})j",
+     R"j(E)j", false},
+    {R"j({% set a = 1 %}{% with a = 2, b = a %}{{ a }}{{ b }}{% endwith %}{{ a }}{% set c %}{% set a = 9 %}{% endset %}{{ a }}
 )j",
-     R"j(blk)j", false},
+     R"j(2111)j", false},
 };
 
 TEST(JinjaRender, Whitespace) {
@@ -324,6 +336,9 @@ TEST(JinjaRender, Methods) {
 }
 TEST(JinjaRender, Extras) {
   run_cases(kExtras, std::size(kExtras));
+}
+TEST(JinjaRender, Scoping) {
+  run_cases(kScoping, std::size(kScoping));
 }
 
 }  // namespace
