@@ -12,6 +12,32 @@
 namespace chatpeg::jinja::detail {
 namespace {
 
+// Jinja's built-in filter and test names: an unknown name is a compile-time error outside
+// if/inline-if ("soft") frames, and a runtime error inside them.
+bool known_filter(std::string_view n) {
+  static const char* const names[] = {
+      "abs", "attr", "batch", "capitalize", "center", "count", "d", "default", "dictsort", "e",
+      "escape", "filesizeformat", "first", "float", "forceescape", "format", "groupby", "indent",
+      "int", "items", "join", "last", "length", "list", "lower", "map", "max", "min", "pprint",
+      "random", "reject", "rejectattr", "replace", "reverse", "round", "safe", "select",
+      "selectattr", "slice", "sort", "string", "striptags", "sum", "title", "tojson", "trim",
+      "truncate", "unique", "upper", "urlencode", "urlize", "wordcount", "wordwrap", "xmlattr"};
+  for (const char* x : names)
+    if (n == x) return true;
+  return false;
+}
+
+bool known_test(std::string_view n) {
+  static const char* const names[] = {
+      "boolean", "callable", "defined", "divisibleby", "eq", "equalto", "escaped", "even",
+      "false", "filter", "float", "ge", "greaterthan", "gt", "in", "integer", "iterable", "le",
+      "lessthan", "lower", "lt", "mapping", "ne", "none", "number", "odd", "sameas", "sequence",
+      "string", "test", "true", "undefined", "upper", "==", "!=", "<", "<=", ">", ">="};
+  for (const char* x : names)
+    if (n == x) return true;
+  return false;
+}
+
 struct parse_failure {
   std::string message;
   std::size_t offset;
@@ -25,6 +51,7 @@ class parser {
   body parse_root() {
     body b = subparse({});
     if (cur().type != tok::eof) fail("unexpected tag '" + cur().text + "'");
+    if (!unknown_names_.empty()) fail_at(unknown_names_[0].first, unknown_names_[0].second);
     return b;
   }
 
@@ -35,6 +62,15 @@ class parser {
   std::size_t depth_ = 0;
   std::vector<macro_def*> macros_;
   int loop_depth_ = 0;
+  bool soft_ = false;  // inside an if statement or inline if (Jinja's "soft frame")
+  std::vector<std::pair<std::string, std::size_t>> unknown_names_;  // compile-time errors
+
+  struct soft_scope {
+    parser& p;
+    bool saved;
+    soft_scope(parser& pp, bool value) : p(pp), saved(pp.soft_) { p.soft_ = value; }
+    ~soft_scope() { p.soft_ = saved; }
+  };
 
   struct depth_guard {
     parser& p;
@@ -207,6 +243,7 @@ class parser {
   }
 
   stmt_ptr parse_if(std::size_t off) {
+    soft_scope soft(*this, true);
     auto s = make<if_stmt>(off);
     auto test = parse_tuple(false, {}, false);
     expect_block_end();
@@ -234,6 +271,7 @@ class parser {
   }
 
   stmt_ptr parse_for(std::size_t off) {
+    soft_scope hard(*this, false);
     auto s = make<for_stmt>(off);
     s->var = parse_assign_target(true, false, "in");
     if (!skip_name("in")) fail("expected token 'in', got " + describe(cur()));
@@ -262,6 +300,7 @@ class parser {
       expect_block_end();
       return s;
     }
+    soft_scope hard(*this, false);
     auto s = make<set_block_stmt>(off);
     s->var = std::move(tg);
     while (is_op("|")) {
@@ -292,6 +331,7 @@ class parser {
   }
 
   stmt_ptr parse_macro(std::size_t off) {
+    soft_scope hard(*this, false);
     auto s = make<macro_stmt>(off);
     s->def = std::make_shared<macro_def>();
     s->def->name = expect_name_token();
@@ -308,6 +348,7 @@ class parser {
   }
 
   stmt_ptr parse_call_block(std::size_t off) {
+    soft_scope hard(*this, false);
     auto s = make<call_block_stmt>(off);
     s->caller = std::make_shared<macro_def>();
     s->caller->name = "caller";
@@ -327,6 +368,7 @@ class parser {
   }
 
   stmt_ptr parse_filter_block(std::size_t off) {
+    soft_scope hard(*this, false);
     auto s = make<filter_block_stmt>(off);
     s->filters.push_back(parse_one_filter(nullptr));
     while (is_op("|")) {
@@ -340,6 +382,7 @@ class parser {
   }
 
   stmt_ptr parse_with(std::size_t off) {
+    soft_scope hard(*this, false);
     auto s = make<with_stmt>(off);
     while (cur().type != tok::block_end) {
       if (!s->assignments.empty()) expect_op(",");
@@ -442,7 +485,12 @@ class parser {
     depth_guard g(*this);
     if (!with_condexpr) return parse_or();
     std::size_t off = cur().offset;
+    // An inline if makes all its operands soft, including the one parsed before `if` was
+    // seen: unknown names found there are forgiven retroactively.
+    std::size_t mark = unknown_names_.size();
     expr_ptr e = parse_or();
+    if (is_name("if")) unknown_names_.resize(mark);
+    soft_scope soft(*this, is_name("if") ? true : soft_);
     while (skip_name("if")) {
       auto c = make<cond_expr>(off);
       c->test = parse_or();
@@ -802,6 +850,8 @@ class parser {
       advance();
       f->name += "." + expect_name_token();
     }
+    if (!soft_ && !known_filter(f->name))
+      unknown_names_.emplace_back("No filter named '" + f->name + "'.", f->offset);
     if (is_op("(")) f->args = parse_call_args();
     return f;
   }
@@ -822,6 +872,8 @@ class parser {
           advance();
           t->name += "." + expect_name_token();
         }
+        if (!soft_ && !known_test(t->name))
+          unknown_names_.emplace_back("No test named '" + t->name + "'.", off);
         if (is_op("(")) {
           t->args = parse_call_args();
         } else if ((cur().type == tok::name || cur().type == tok::string ||
