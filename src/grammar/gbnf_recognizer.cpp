@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
-#include <unordered_map>
 
 #include "chatpeg/base/utf8.h"
 #include "grammar/gbnf_internal.h"
@@ -163,6 +162,56 @@ class item_index {
   std::vector<std::uint32_t> used_;
 };
 
+// Leo memo: (set, nonterminal) → item, open addressing with doubling, so memoizing a
+// completion does not allocate per code point (amortized).
+class leo_map {
+ public:
+  leo_map() : keys_(256, 0), values_(256) {}
+
+  const item* find(std::uint64_t key) const {
+    const std::size_t mask = keys_.size() - 1;
+    for (std::size_t i = slot(key) & mask; keys_[i] != 0; i = (i + 1) & mask) {
+      if (keys_[i] == key + 1) return &values_[i];
+    }
+    return nullptr;
+  }
+
+  void insert(std::uint64_t key, item value) {
+    if ((size_ + 1) * 2 > keys_.size()) grow();
+    place(key + 1, value);
+  }
+
+ private:
+  static std::size_t slot(std::uint64_t k) {
+    k ^= k >> 31;
+    k *= 0x9E3779B97F4A7C15ULL;
+    k ^= k >> 29;
+    return static_cast<std::size_t>(k);
+  }
+  void place(std::uint64_t stored, item value) {
+    const std::size_t mask = keys_.size() - 1;
+    std::size_t i = slot(stored - 1) & mask;
+    while (keys_[i] != 0 && keys_[i] != stored) i = (i + 1) & mask;
+    if (keys_[i] == 0) ++size_;
+    keys_[i] = stored;
+    values_[i] = value;
+  }
+  void grow() {
+    std::vector<std::uint64_t> old_keys(keys_.size() * 2, 0);
+    std::vector<item> old_values(values_.size() * 2);
+    old_keys.swap(keys_);
+    old_values.swap(values_);
+    size_ = 0;
+    for (std::size_t i = 0; i < old_keys.size(); ++i) {
+      if (old_keys[i] != 0) place(old_keys[i], old_values[i]);
+    }
+  }
+
+  std::vector<std::uint64_t> keys_;  // stored key + 1; 0 is an empty slot
+  std::vector<item> values_;
+  std::size_t size_ = 0;
+};
+
 // Code points [lo, hi] that an unfinished UTF-8 sequence could still become.
 std::pair<char32_t, char32_t> incomplete_range(std::string_view tail) {
   const auto lead = static_cast<unsigned char>(tail[0]);
@@ -225,7 +274,7 @@ class earley {
   std::vector<std::uint32_t> wait_begin_;
   // Leo memo: (set, nonterminal) → topmost item of a deterministic completion chain, or
   // no_item when completing that nonterminal there is not deterministic.
-  std::unordered_map<std::uint64_t, item> leo_memo_;
+  leo_map leo_memo_;
   std::vector<std::uint64_t> leo_path_;
   std::uint64_t total_ = 0;
   bool accept_here_ = false;  // the current set holds the completed start rule
@@ -259,14 +308,13 @@ std::optional<item> earley::leo(std::uint32_t set, std::uint32_t nt) {
   std::uint32_t cur_nt = nt;
   while (true) {
     const std::uint64_t key = (std::uint64_t{cur_set} << 32) | cur_nt;
-    const auto hit = leo_memo_.find(key);
-    if (hit != leo_memo_.end()) {
-      if (hit->second.lr0 != no_item.lr0) top = hit->second;
+    if (const item* hit = leo_memo_.find(key)) {
+      if (hit->lr0 != no_item.lr0) top = *hit;
       break;
     }
     const item* w = unique_penultimate_waiter(cur_set, cur_nt);
     if (w == nullptr) {
-      leo_memo_.emplace(key, no_item);
+      leo_memo_.insert(key, no_item);
       break;
     }
     leo_path_.push_back(key);
@@ -275,7 +323,7 @@ std::optional<item> earley::leo(std::uint32_t set, std::uint32_t nt) {
     cur_nt = g_.productions[g_.lr0_production[w->lr0]].lhs;
     cur_set = w->origin;
   }
-  for (std::uint64_t key : leo_path_) leo_memo_.emplace(key, top ? *top : no_item);
+  for (std::uint64_t key : leo_path_) leo_memo_.insert(key, top ? *top : no_item);
   return top;
 }
 

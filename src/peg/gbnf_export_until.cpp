@@ -206,13 +206,19 @@ until_gbnf until_to_gbnf(const until_automaton& a, std::string_view base) {
   for (std::size_t q = 0; q < a.next.size(); ++q) {
     if (a.alive[q]) number[q] = live++;
   }
-  auto name = [&](std::uint32_t q) { return std::string(base) + "-" + std::to_string(number[q]); };
+  auto name = [&](std::uint32_t q) {
+    std::string n(base);
+    n += '-';
+    n += std::to_string(number[q]);
+    return n;
+  };
   for (std::uint32_t q = 0; q < a.next.size(); ++q) {
     if (!a.alive[q]) continue;
     std::string body;
     const auto banned = leaving(q);
     body += banned.empty() ? "." : gbnf_class_of(banned, true);
-    body += " " + name(0);
+    body += ' ';
+    body += name(0);
     std::map<std::uint32_t, std::vector<char32_t>> by_target;  // ordered: deterministic
     for (std::size_t c = 0; c < sigma; ++c) {
       const std::uint32_t t = a.next[q][c];
@@ -227,7 +233,10 @@ until_gbnf until_to_gbnf(const until_automaton& a, std::string_view base) {
       } else {
         body += gbnf_class_of(cps, false);
       }
-      body += " " + std::string(base) + "-" + std::to_string(target);
+      body += ' ';
+      body += base;
+      body += '-';
+      body += std::to_string(target);
     }
     body += " | \"\"";
     out.rules.push_back(name(q) + " ::= " + body);
