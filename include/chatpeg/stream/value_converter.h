@@ -1,0 +1,88 @@
+// Streaming conversion of one argument value — JSON, or a Python literal as pythonic tool
+// calls write them — into compact JSON text, fed in pieces of any size.
+//
+// Prefix property: after any feed(), the output so far is a prefix of the output the
+// complete value produces. To keep it, the converter holds back what it cannot decide yet:
+// insignificant whitespace (dropped), a comma until the next element starts (so a Python
+// trailing comma can be dropped), bare words until they end (`True` → `true`, `None` →
+// `null`), and an unfinished escape sequence. Strings and numbers are copied as they arrive;
+// escapes are kept (JSON) or translated (Python `\'`, `\xHH`, `\N`-less octal, `\UXXXXXXXX`).
+//
+// Python specifics understood: 'single' and "double" quoted strings, True/False/None, tuples
+// (→ arrays), trailing commas, `5.` / `.5` numbers, `1_000` digit separators. Not handled:
+// triple-quoted, raw or byte strings, sets, non-string dict keys, hex numbers (→ failed()).
+//
+// A value whose first character cannot start a JSON or Python value, or that starts with a
+// bare word that is no literal, is treated as raw text and becomes a JSON string (robustness
+// for grammars that tag raw text as tool-arg-value).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace chatpeg::stream {
+
+class value_converter {
+ public:
+  // Nesting deeper than this fails (the converter never recurses; this bounds its stack).
+  static constexpr std::size_t max_depth = 512;
+
+  // Converts more of the value (valid UTF-8; a code point may not be split across feeds —
+  // peg::ast::text already holds back an incomplete tail). Appends JSON to out.
+  void feed(std::string_view text, std::string& out);
+
+  // The value is complete: emits a held-back word, drops a dangling comma. Afterwards
+  // complete() tells whether the output is one whole JSON value.
+  void finish(std::string& out);
+
+  // The value was cut off (truncated output): appends the fewest characters that make the
+  // output one whole JSON value (closes the string, completes `tr` → `true`, a dangling key
+  // gets `:null`, `1.` gets `0`, open containers are closed). Emits nothing when no value
+  // started.
+  void close(std::string& out);
+
+  bool failed() const { return failed_; }
+  bool started() const { return started_; }
+  // A whole value has been emitted and nothing but whitespace followed.
+  bool complete() const { return state_ == state::done && !failed_; }
+  std::size_t depth() const { return stack_.size(); }
+
+ private:
+  enum class state : std::uint8_t {
+    value,   // a value is expected (top level, after ':' , after '[' or ',')
+    key,     // an object key (or '}') is expected
+    colon,   // after a key
+    after,   // after a value inside a container: ',' or a closer
+    string,  // inside a string
+    escape,  // inside an escape sequence of a string
+    number,  // inside a number
+    word,    // inside a bare word (true, None, ...)
+    raw,     // raw text converted to a JSON string
+    done,    // the top-level value is complete
+  };
+
+  void step(char c, std::string& out);
+  void start_value(char c, std::string& out);
+  void end_value();  // a value finished: state becomes after / done
+  void end_word(std::string& out);
+  bool raw_word(std::string& out);  // a top-level word that is no literal starts raw text
+  bool escape_step(char c, std::string& out);  // false when c was not consumed
+  void flush_octal(std::string& out);
+  void emit_comma_if_pending(std::string& out);
+  void fail() { failed_ = true; }
+
+  std::vector<char> stack_;  // '{' or '[' (a tuple '(' is stored as '(' and closes with ']')
+  std::string word_;         // held-back bare word, or escape sequence being collected
+  state state_ = state::value;
+  char quote_ = '"';  // the quote of the current string
+  bool string_is_key_ = false;
+  bool comma_pending_ = false;
+  bool started_ = false;
+  bool failed_ = false;
+  bool number_has_digit_ = false;
+  char number_last_ = 0;
+};
+
+}  // namespace chatpeg::stream

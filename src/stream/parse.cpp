@@ -1,0 +1,132 @@
+// One-shot parse: prepared.parse_prefix + output matched by the request's PEG parser, then
+// folded into a message by the mapper. Errors are re-based onto `output` (the caller never
+// sees the prefix) and a final parse that only fails because the output stops early is told
+// apart from one that does not match at all.
+#include "chatpeg/stream/parse.h"
+
+#include <string>
+
+#include "chatpeg/stream/mapper.h"
+
+namespace chatpeg::stream {
+namespace {
+
+// Moves an error location from parse_prefix + output onto output.
+void rebase(base::location& where, std::size_t prefix_size, std::string_view output) {
+  std::size_t offset = where.offset == base::npos ? output.size() : where.offset;
+  offset = offset >= prefix_size ? offset - prefix_size : 0;
+  where = base::location{};
+  where.offset = offset < output.size() ? offset : output.size();
+  base::fill_line_column(where, output);
+}
+
+std::string describe_tag(peg::tag t) {
+  switch (t) {
+    case peg::tag::reasoning:
+      return "the reasoning";
+    case peg::tag::content:
+      return "the content";
+    case peg::tag::tool:
+    case peg::tag::tool_open:
+    case peg::tag::tool_close:
+    case peg::tag::tool_id:
+    case peg::tag::tool_name:
+    case peg::tag::tool_args:
+    case peg::tag::tool_arg_open:
+    case peg::tag::tool_arg_close:
+    case peg::tag::tool_arg_name:
+    case peg::tag::tool_arg_value:
+    case peg::tag::tool_arg_string_value:
+      return "a tool call";
+    default:
+      return {};
+  }
+}
+
+// What the input ended inside of: the innermost partial node with a chat tag, else the
+// innermost partial rule.
+std::string describe_open(const peg::grammar& g, const peg::ast& tree) {
+  std::string by_tag, by_rule;
+  for (const auto& n : tree.nodes()) {
+    if (!n.partial) continue;
+    if (auto d = describe_tag(n.tag); !d.empty()) {
+      by_tag = std::move(d);
+    } else if (n.rule != peg::no_node && n.rule < g.size()) {
+      if (const auto* r = std::get_if<peg::nodes::rule>(&g.at(n.rule))) by_rule = r->name;
+    }
+  }
+  if (!by_tag.empty()) return by_tag;
+  if (!by_rule.empty()) return "rule '" + by_rule + "'";
+  return "the response";
+}
+
+}  // namespace
+
+base::result<parse_outcome> parse_detailed(const chat::prepared& p, std::string_view output,
+                                           const parse_options& options) {
+  if (!p.parser) {
+    return base::make_error(base::errc::invalid_argument, "prepared request has no parser");
+  }
+  const peg::grammar& g = *p.parser;
+  std::string input;
+  input.reserve(p.parse_prefix.size() + output.size());
+  input += p.parse_prefix;
+  input += output;
+
+  peg::matcher m(g, options.matcher);
+  const auto lenient = peg::match_flags::lenient | peg::match_flags::complete;
+  auto r = m.match(input, options.partial ? lenient : peg::match_flags::complete);
+  bool truncated = false;
+
+  if (r.status == peg::match_status::fail && !options.partial &&
+      r.error.code != base::errc::limit_exceeded) {
+    auto more = m.match(input, lenient);
+    if (more.status == peg::match_status::need_more_input) {
+      if (!options.allow_truncated) {
+        base::location where;
+        where.offset = output.size();
+        base::fill_line_column(where, output);
+        auto err = base::make_error(base::errc::no_match,
+                                    "output ends inside " + describe_open(g, more.ast) +
+                                        " (cut off before it was complete)",
+                                    where, r.error.expected);
+        return err;
+      }
+      r = std::move(more);
+      truncated = true;
+    }
+  }
+
+  if (r.status == peg::match_status::fail) {
+    base::error err = std::move(r.error);
+    if (err.code != base::errc::limit_exceeded) {
+      err.code = base::errc::no_match;
+      err.message = "output does not match the parser: " + err.message;
+    }
+    rebase(err.where, p.parse_prefix.size(), output);
+    return err;
+  }
+
+  const bool incomplete = r.status == peg::match_status::need_more_input;
+  mapper mp;
+  auto msg = mp.map(g, r, input, map_options{.partial = incomplete, .close_open_calls = truncated});
+  if (!msg) {
+    base::error err = std::move(msg).error();
+    rebase(err.where, p.parse_prefix.size(), output);
+    return err;
+  }
+  parse_outcome out;
+  out.message = std::move(*msg);
+  out.incomplete = incomplete && !truncated;
+  out.truncated = truncated;
+  return out;
+}
+
+base::result<chat::message> parse(const chat::prepared& p, std::string_view output,
+                                  const parse_options& options) {
+  auto r = parse_detailed(p, output, options);
+  if (!r) return std::move(r).error();
+  return std::move(r->message);
+}
+
+}  // namespace chatpeg::stream

@@ -1,0 +1,444 @@
+// value_converter: a byte-at-a-time state machine turning one JSON or Python-literal value into
+// compact JSON while it streams in. The mapper runs one per tool-arg-value (and one per
+// tool-args object), so every call's arguments stay a prefix of their final text: nothing is
+// emitted that a later byte could contradict (words, escapes and commas wait until decided).
+#include "chatpeg/stream/value_converter.h"
+
+#include <cstdio>
+
+#include "chatpeg/base/utf8.h"
+
+namespace chatpeg::stream {
+namespace {
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_alpha(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool is_hex(char c) {
+  return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+int hex_value(char c) {
+  if (is_digit(c)) return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return c - 'A' + 10;
+}
+
+// Appends a code point inside a JSON string: escaped when JSON requires it.
+void append_string_cp(std::string& out, char32_t cp) {
+  if (cp == '"') {
+    out += "\\\"";
+  } else if (cp == '\\') {
+    out += "\\\\";
+  } else if (cp < 0x20) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+    out += buf;
+  } else {
+    base::append_utf8(out, cp);
+  }
+}
+
+// Appends one byte of string text (multi-byte UTF-8 passes through byte by byte).
+void append_string_byte(std::string& out, char c) {
+  const auto b = static_cast<unsigned char>(c);
+  if (b < 0x20) {
+    switch (c) {
+      case '\n':
+        out += "\\n";
+        return;
+      case '\r':
+        out += "\\r";
+        return;
+      case '\t':
+        out += "\\t";
+        return;
+      default:
+        append_string_cp(out, b);
+        return;
+    }
+  }
+  if (c == '"' || c == '\\') {
+    out += '\\';
+  }
+  out += c;
+}
+
+struct literal_word {
+  std::string_view python, json;
+};
+constexpr literal_word literal_words[] = {
+    {"true", "true"}, {"false", "false"}, {"null", "null"},
+    {"True", "true"}, {"False", "false"}, {"None", "null"},
+};
+
+}  // namespace
+
+void value_converter::feed(std::string_view text, std::string& out) {
+  for (const char c : text) {
+    if (failed_) return;
+    step(c, out);
+  }
+}
+
+void value_converter::emit_comma_if_pending(std::string& out) {
+  if (comma_pending_) {
+    out += ',';
+    comma_pending_ = false;
+  }
+}
+
+void value_converter::end_value() {
+  state_ = stack_.empty() ? state::done : state::after;
+}
+
+bool value_converter::raw_word(std::string& out) {
+  if (!stack_.empty() || state_ != state::word) return false;
+  out += '"';
+  for (const char w : word_) append_string_byte(out, w);
+  word_.clear();
+  state_ = state::raw;
+  return true;
+}
+
+void value_converter::end_word(std::string& out) {
+  for (const auto& w : literal_words) {
+    if (word_ == w.python) {
+      out += w.json;
+      word_.clear();
+      end_value();
+      return;
+    }
+  }
+  if (!raw_word(out)) fail();
+}
+
+void value_converter::start_value(char c, std::string& out) {
+  const bool top = stack_.empty();
+  if (c == '{' || c == '[' || c == '(') {
+    if (stack_.size() >= max_depth) return fail();
+    emit_comma_if_pending(out);
+    out += c == '{' ? '{' : '[';
+    stack_.push_back(c);
+    state_ = c == '{' ? state::key : state::value;
+  } else if (c == '"' || c == '\'') {
+    emit_comma_if_pending(out);
+    out += '"';
+    quote_ = c;
+    string_is_key_ = false;
+    state_ = state::string;
+  } else if (c == '-' || is_digit(c)) {
+    emit_comma_if_pending(out);
+    out += c;
+    number_has_digit_ = is_digit(c);
+    number_last_ = c;
+    state_ = state::number;
+  } else if (c == '.') {
+    emit_comma_if_pending(out);
+    out += "0.";
+    number_has_digit_ = true;
+    number_last_ = '.';
+    state_ = state::number;
+  } else if (is_alpha(c)) {
+    emit_comma_if_pending(out);
+    word_.assign(1, c);
+    state_ = state::word;
+  } else if (top && !started_) {
+    out += '"';
+    append_string_byte(out, c);
+    state_ = state::raw;
+  } else {
+    return fail();
+  }
+  started_ = true;
+}
+
+void value_converter::flush_octal(std::string& out) {
+  char32_t cp = 0;
+  for (const char d : word_) cp = cp * 8 + static_cast<char32_t>(d - '0');
+  append_string_cp(out, cp);
+  word_.clear();
+  state_ = state::string;
+}
+
+bool value_converter::escape_step(char c, std::string& out) {
+  if (word_.empty()) {
+    switch (c) {
+      case '"':
+      case '\\':
+      case '/':
+      case 'b':
+      case 'f':
+      case 'n':
+      case 'r':
+      case 't':
+        out += '\\';
+        out += c;
+        state_ = state::string;
+        return true;
+      case '\'':
+        out += '\'';
+        state_ = state::string;
+        return true;
+      case 'a':
+        append_string_cp(out, 0x07);
+        state_ = state::string;
+        return true;
+      case 'v':
+        append_string_cp(out, 0x0B);
+        state_ = state::string;
+        return true;
+      case '\n':  // Python line continuation
+        state_ = state::string;
+        return true;
+      case 'u':
+      case 'x':
+      case 'U':
+        word_.assign(1, c);
+        return true;
+      default:
+        if (c >= '0' && c <= '7') {
+          word_.assign(1, c);
+          return true;
+        }
+        out += "\\\\";  // Python keeps an unknown escape's backslash
+        state_ = state::string;
+        return false;
+    }
+  }
+  const char kind = word_[0];
+  if (kind >= '0' && kind <= '7') {
+    if (c >= '0' && c <= '7' && word_.size() < 3) {
+      word_ += c;
+      if (word_.size() == 3) flush_octal(out);
+      return true;
+    }
+    flush_octal(out);
+    return false;
+  }
+  if (!is_hex(c)) {
+    fail();
+    return true;
+  }
+  word_ += c;
+  const std::size_t need = kind == 'x' ? 2 : kind == 'u' ? 4 : 8;
+  if (word_.size() < need + 1) return true;
+  if (kind == 'u') {
+    out += '\\';
+    out += word_;
+  } else {
+    char32_t cp = 0;
+    for (std::size_t i = 1; i < word_.size(); ++i) cp = cp * 16 + hex_value(word_[i]);
+    if (cp > 0x10FFFF) {
+      fail();
+      return true;
+    }
+    append_string_cp(out, cp);
+  }
+  word_.clear();
+  state_ = state::string;
+  return true;
+}
+
+void value_converter::step(char c, std::string& out) {
+  for (;;) {  // each pass either consumes c or changes state and retries it once
+    if (failed_) return;
+    switch (state_) {
+      case state::value:
+        if (is_space(c)) return;
+        if ((c == ']' || c == ')') && !stack_.empty() && stack_.back() == (c == ']' ? '[' : '(')) {
+          comma_pending_ = false;  // empty container or a Python trailing comma
+          out += ']';
+          stack_.pop_back();
+          end_value();
+          return;
+        }
+        return start_value(c, out);
+      case state::key:
+        if (is_space(c)) return;
+        if (c == '}') {
+          comma_pending_ = false;
+          out += '}';
+          stack_.pop_back();
+          end_value();
+          return;
+        }
+        if (c == '"' || c == '\'') {
+          emit_comma_if_pending(out);
+          out += '"';
+          quote_ = c;
+          string_is_key_ = true;
+          state_ = state::string;
+          return;
+        }
+        return fail();
+      case state::colon:
+        if (is_space(c)) return;
+        if (c != ':') return fail();
+        out += ':';
+        state_ = state::value;
+        return;
+      case state::after: {
+        if (is_space(c)) return;
+        const char top = stack_.back();
+        if (c == ',') {
+          comma_pending_ = true;
+          state_ = top == '{' ? state::key : state::value;
+          return;
+        }
+        if ((c == '}' && top == '{') || (c == ']' && top == '[') || (c == ')' && top == '(')) {
+          out += c == '}' ? '}' : ']';
+          stack_.pop_back();
+          end_value();
+          return;
+        }
+        return fail();
+      }
+      case state::string:
+        if (c == quote_) {
+          out += '"';
+          if (string_is_key_) {
+            string_is_key_ = false;
+            state_ = state::colon;
+          } else {
+            end_value();
+          }
+          return;
+        }
+        if (c == '\\') {
+          word_.clear();
+          state_ = state::escape;
+          return;
+        }
+        append_string_byte(out, c);
+        return;
+      case state::escape:
+        if (escape_step(c, out)) return;
+        continue;
+      case state::number:
+        if (is_digit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
+          out += c;
+          number_last_ = c;
+          number_has_digit_ = number_has_digit_ || is_digit(c);
+          return;
+        }
+        if (c == '_') return;                 // Python digit separator
+        if (number_last_ == '.') out += '0';  // Python "5." → 5.0
+        end_value();
+        continue;
+      case state::word:
+        if (is_alpha(c) || is_digit(c)) {
+          word_ += c;
+          bool literal_prefix = false;
+          for (const auto& w : literal_words) {
+            literal_prefix = literal_prefix || w.python.substr(0, word_.size()) == word_;
+          }
+          if (!literal_prefix && !raw_word(out)) fail();
+          return;
+        }
+        end_word(out);
+        continue;
+      case state::raw:
+        append_string_byte(out, c);
+        return;
+      case state::done:
+        if (is_space(c)) return;
+        return fail();
+    }
+  }
+}
+
+void value_converter::finish(std::string& out) {
+  if (failed_) return;
+  switch (state_) {
+    case state::word:
+      end_word(out);
+      if (state_ == state::raw) {
+        out += '"';
+        state_ = state::done;
+      }
+      break;
+    case state::number:
+      if (number_last_ == '.') out += '0';
+      end_value();
+      break;
+    case state::raw:
+      out += '"';
+      state_ = state::done;
+      break;
+    default:
+      break;
+  }
+  comma_pending_ = false;
+}
+
+void value_converter::close(std::string& out) {
+  if (failed_ || !started_) return;
+  switch (state_) {
+    case state::escape:
+      if (!word_.empty() && word_[0] >= '0' && word_[0] <= '7') flush_octal(out);
+      word_.clear();
+      [[fallthrough]];
+    case state::string:
+      out += '"';
+      if (string_is_key_) {
+        string_is_key_ = false;
+        out += ":null";
+        state_ = state::after;
+      } else {
+        end_value();
+      }
+      break;
+    case state::number:
+      if (!number_has_digit_ || number_last_ == '.' || number_last_ == 'e' || number_last_ == 'E' ||
+          number_last_ == '+' || number_last_ == '-') {
+        out += '0';
+      }
+      end_value();
+      break;
+    case state::word: {
+      std::string_view completion;
+      for (const auto& w : literal_words) {
+        if (w.python.substr(0, word_.size()) == word_) {
+          completion = w.json;
+          break;
+        }
+      }
+      if (completion.empty() && raw_word(out)) {
+        out += '"';
+        state_ = state::done;
+        break;
+      }
+      out += completion.empty() ? std::string_view("null") : completion;
+      word_.clear();
+      end_value();
+      break;
+    }
+    case state::raw:
+      out += '"';
+      state_ = state::done;
+      break;
+    case state::colon:
+      out += ":null";
+      state_ = state::after;
+      break;
+    case state::value:
+      if (!stack_.empty() && stack_.back() == '{') out += "null";
+      break;
+    default:
+      break;
+  }
+  comma_pending_ = false;
+  while (!stack_.empty()) {
+    out += stack_.back() == '{' ? '}' : ']';
+    stack_.pop_back();
+  }
+  state_ = state::done;
+}
+
+}  // namespace chatpeg::stream

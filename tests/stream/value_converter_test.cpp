@@ -1,0 +1,171 @@
+// Tests of stream::value_converter: JSON and Python literals → compact JSON (table), the
+// prefix property at every split point, close() giving valid JSON for every prefix, and the
+// inputs it must reject.
+#include "chatpeg/stream/value_converter.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "chatpeg/base/utf8.h"
+#include "chatpeg/json/json.h"
+
+namespace chatpeg::stream {
+namespace {
+
+struct convert_case {
+  const char* name;
+  std::string input;
+  std::string expected;
+};
+
+std::string convert(std::string_view text) {
+  value_converter c;
+  std::string out;
+  c.feed(text, out);
+  c.finish(out);
+  EXPECT_FALSE(c.failed()) << text;
+  EXPECT_TRUE(c.complete()) << text;
+  return out;
+}
+
+const std::vector<convert_case>& cases() {
+  static const std::vector<convert_case> table = {
+      {"json_object", R"( { "a" : 1, "b": [true, false, null] , "c": "x\"y\u00e9\/" } )",
+       R"({"a":1,"b":[true,false,null],"c":"x\"y\u00e9\/"})"},
+      {"json_nested", R"({"a": {"b": {"c": [[], {}, [1, -2.5e+3, 0]]}}})",
+       R"({"a":{"b":{"c":[[],{},[1,-2.5e+3,0]]}}})"},
+      {"json_string_top", R"("hi there")", R"("hi there")"},
+      {"json_number_top", "42", "42"},
+      {"utf8_passthrough", R"({"city": "Zürich 東京 🚀"})", R"({"city":"Zürich 東京 🚀"})"},
+      {"python_dict", R"({'a': True, 'b': None, 'c': (1, 2,), 'd': 'it\'s "q"', 'e': False})",
+       R"({"a":true,"b":null,"c":[1,2],"d":"it's \"q\"","e":false})"},
+      {"python_trailing_commas", "[1, [2, 3,], {'k': 'v',},]", R"([1,[2,3],{"k":"v"}])"},
+      {"python_tuple_single", "(1,)", "[1]"},
+      {"python_empty", "[(), {}, []]", "[[],{},[]]"},
+      {"python_escapes", R"('\x41\101\n\t\U0001F600\a\q\\')", R"("AA\n\t😀\u0007\\q\\")"},
+      {"python_double_quoted_escape", R"("it\'s")", R"("it's")"},
+      {"python_numbers", "[5., .5, 1_000, -0.25]", "[5.0,0.5,1000,-0.25]"},
+      {"python_number_then_close", "(5.)", "[5.0]"},
+      {"control_chars_in_string", "'a\tb'", R"("a\tb")"},
+      {"raw_text", "hello world", R"("hello world")"},
+      {"raw_text_word_like", "Truest nonsense", R"("Truest nonsense")"},
+      {"raw_text_with_quotes", "<b>\"x\"</b>", R"("<b>\"x\"</b>")"},
+  };
+  return table;
+}
+
+TEST(ValueConverter, ConvertsTable) {
+  for (const auto& c : cases()) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(convert(c.input), c.expected);
+    if (c.expected.front() != '"') {
+      EXPECT_TRUE(json::parse(c.expected).has_value());
+    }
+  }
+}
+
+// Every split point: the output after the first piece prefixes the final output, and the
+// pieces together give the same final output.
+TEST(ValueConverter, PrefixPropertyAtEverySplit) {
+  for (const auto& c : cases()) {
+    SCOPED_TRACE(c.name);
+    for (std::size_t k = 0; k <= c.input.size(); ++k) {
+      value_converter conv;
+      std::string out;
+      conv.feed(std::string_view(c.input).substr(0, k), out);
+      ASSERT_EQ(c.expected.compare(0, out.size(), out), 0) << "split " << k << ": " << out;
+      conv.feed(std::string_view(c.input).substr(k), out);
+      conv.finish(out);
+      EXPECT_EQ(out, c.expected) << "split " << k;
+    }
+  }
+}
+
+// close() on any prefix gives one valid JSON value that extends the prefix's output.
+TEST(ValueConverter, CloseMakesEveryPrefixValid) {
+  for (const auto& c : cases()) {
+    SCOPED_TRACE(c.name);
+    for (std::size_t k = 1; k <= c.input.size(); ++k) {
+      const std::string_view prefix = std::string_view(c.input).substr(0, k);
+      if (base::utf8_incomplete_tail(prefix) != 0) continue;  // the mapper never feeds these
+      value_converter conv;
+      std::string out;
+      conv.feed(prefix, out);
+      const std::string before = out;
+      conv.close(out);
+      if (!conv.started()) {
+        EXPECT_EQ(out, "");
+        continue;
+      }
+      EXPECT_EQ(out.compare(0, before.size(), before), 0);
+      EXPECT_TRUE(conv.complete());
+      auto v = json::parse(out);
+      EXPECT_TRUE(v.has_value()) << "prefix " << k << ": " << out;
+    }
+  }
+}
+
+TEST(ValueConverter, CloseTable) {
+  const std::vector<std::pair<std::string, std::string>> table = {
+      {R"({"a": "x)", R"({"a":"x"})"},
+      {R"({"a)", R"({"a":null})"},
+      {R"({"a")", R"({"a":null})"},
+      {R"({"a":)", R"({"a":null})"},
+      {"[1,", "[1]"},
+      {R"({"a": tr)", R"({"a":true})"},
+      {"{'a': (1, Fal", R"({"a":[1,false]})"},
+      {"{'a': N", R"({"a":null})"},
+      {R"({"a": 1.)", R"({"a":1.0})"},
+      {R"({"a": 1e)", R"({"a":1e0})"},
+      {"-", "-0"},
+      {R"("ab\u00)", R"("ab")"},
+      {R"('ab\10)", R"("ab\u0008")"},
+      {"raw te", R"("raw te")"},
+  };
+  for (const auto& [input, expected] : table) {
+    value_converter conv;
+    std::string out;
+    conv.feed(input, out);
+    conv.close(out);
+    EXPECT_EQ(out, expected) << input;
+  }
+}
+
+TEST(ValueConverter, RejectsWhatIsNeitherJsonNorPython) {
+  const std::vector<std::string> bad = {
+      "{1: 2}", "[1 2]", "[Nonsense]", "{\"a\" 1}", "[1]]", "{\"a\": 1,, }", "0x10", "[tru e]",
+  };
+  for (const auto& input : bad) {
+    value_converter conv;
+    std::string out;
+    conv.feed(input, out);
+    conv.finish(out);
+    EXPECT_TRUE(conv.failed() || !conv.complete()) << input << " → " << out;
+  }
+}
+
+TEST(ValueConverter, BoundsNesting) {
+  value_converter conv;
+  std::string out;
+  conv.feed(std::string(value_converter::max_depth + 10, '['), out);
+  EXPECT_TRUE(conv.failed());
+  EXPECT_EQ(out.size(), value_converter::max_depth);
+}
+
+TEST(ValueConverter, HoldsBackWordsAndCommas) {
+  value_converter conv;
+  std::string out;
+  conv.feed("[Tru", out);
+  EXPECT_EQ(out, "[");
+  conv.feed("e,", out);
+  EXPECT_EQ(out, "[true");
+  conv.feed(" ", out);
+  EXPECT_EQ(out, "[true");
+  conv.feed("]", out);
+  EXPECT_EQ(out, "[true]");
+  EXPECT_TRUE(conv.complete());
+}
+
+}  // namespace
+}  // namespace chatpeg::stream
