@@ -120,7 +120,7 @@ analysis analyze(const jinja::program& prog, std::string_view source,
   if (row) {
     out.source = analysis_source::dedicated;
     out.handler = std::string(row->name);
-    row->describe(out);
+    row->describe(source, out);
   } else {
     analyze_reasoning(ctx, out);
     analyze_tools(ctx, out);
@@ -131,6 +131,7 @@ analysis analyze(const jinja::program& prog, std::string_view source,
       f.apply(out);
       out.fixups.emplace_back(f.name);
     }
+  // Dedicated rows and fix-ups may set the reference's token list; otherwise every marker.
   if (out.preserved_tokens.empty()) out.preserved_tokens = collect_preserved_tokens(out);
   if (out.reasoning.mode != reasoning_mode::none) out.caps.supports_reasoning = true;
   return out;

@@ -114,7 +114,7 @@ std::vector<std::string> collect_preserved_tokens(const analysis& a);
 struct dedicated_format {
   std::string_view name;
   std::function<bool(std::string_view source)> matches;
-  std::function<void(analysis& out)> describe;  // fills reasoning/content/tools/tokens
+  std::function<void(std::string_view source, analysis& out)> describe;  // fills syntax + tokens
 };
 const std::vector<dedicated_format>& dedicated_formats();
 
