@@ -4,6 +4,7 @@
 // apart from one that does not match at all.
 #include "chatpeg/stream/parse.h"
 
+#include <optional>
 #include <string>
 
 #include "chatpeg/stream/mapper.h"
@@ -60,6 +61,18 @@ std::string describe_open(const peg::grammar& g, const peg::ast& tree) {
   return "the response";
 }
 
+bool same_message(const chat::message& a, const chat::message& b) {
+  if (a.content != b.content || a.reasoning_content != b.reasoning_content ||
+      a.tool_calls.size() != b.tool_calls.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < a.tool_calls.size(); ++i) {
+    const auto &x = a.tool_calls[i], &y = b.tool_calls[i];
+    if (x.name != y.name || x.id != y.id || x.arguments != y.arguments) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 base::result<parse_outcome> parse_detailed(const chat::prepared& p, std::string_view output,
@@ -76,28 +89,29 @@ base::result<parse_outcome> parse_detailed(const chat::prepared& p, std::string_
   peg::matcher m(g, options.matcher);
   const auto lenient = peg::match_flags::lenient | peg::match_flags::complete;
   auto r = m.match(input, options.partial ? lenient : peg::match_flags::complete);
-  bool truncated = false;
 
-  if (r.status == peg::match_status::fail && !options.partial &&
-      r.error.code != base::errc::limit_exceeded) {
+  // Final parse: is the output a cut-off prefix? Asked when the complete parse fails (to
+  // tell truncation from a mismatch) and, with allow_truncated, also when it succeeds: a
+  // grammar with a content fallback may read a cut-off call as plain text, while the caller
+  // knows the output was cut and the call was already streamed.
+  std::optional<peg::match_result> cut;
+  if (!options.partial && r.error.code != base::errc::limit_exceeded &&
+      (r.status == peg::match_status::fail || options.allow_truncated)) {
     auto more = m.match(input, lenient);
-    if (more.status == peg::match_status::need_more_input) {
-      if (!options.allow_truncated) {
-        base::location where;
-        where.offset = output.size();
-        base::fill_line_column(where, output);
-        auto err = base::make_error(base::errc::no_match,
-                                    "output ends inside " + describe_open(g, more.ast) +
-                                        " (cut off before it was complete)",
-                                    where, r.error.expected);
-        return err;
-      }
-      r = std::move(more);
-      truncated = true;
-    }
+    if (more.status == peg::match_status::need_more_input) cut = std::move(more);
   }
 
-  if (r.status == peg::match_status::fail) {
+  if (r.status == peg::match_status::fail && cut && !options.allow_truncated) {
+    base::location where;
+    where.offset = output.size();
+    base::fill_line_column(where, output);
+    return base::make_error(
+        base::errc::no_match,
+        "output ends inside " + describe_open(g, cut->ast) + " (cut off before it was complete)",
+        where, r.error.expected);
+  }
+
+  if (r.status == peg::match_status::fail && !cut) {
     base::error err = std::move(r.error);
     if (err.code != base::errc::limit_exceeded) {
       err.code = base::errc::no_match;
@@ -107,19 +121,34 @@ base::result<parse_outcome> parse_detailed(const chat::prepared& p, std::string_
     return err;
   }
 
-  const bool incomplete = r.status == peg::match_status::need_more_input;
   mapper mp;
-  auto msg = mp.map(g, r, input, map_options{.partial = incomplete, .close_open_calls = truncated});
-  if (!msg) {
-    base::error err = std::move(msg).error();
-    rebase(err.where, p.parse_prefix.size(), output);
-    return err;
+  auto finish = [&](base::result<chat::message> msg, bool incomplete,
+                    bool truncated) -> base::result<parse_outcome> {
+    if (!msg) {
+      base::error err = std::move(msg).error();
+      rebase(err.where, p.parse_prefix.size(), output);
+      return err;
+    }
+    parse_outcome out;
+    out.message = std::move(*msg);
+    out.incomplete = incomplete;
+    out.truncated = truncated;
+    return out;
+  };
+
+  if (options.partial) {
+    const bool incomplete = r.status == peg::match_status::need_more_input;
+    return finish(mp.map(g, r, input, map_options{.partial = incomplete}), incomplete, false);
   }
-  parse_outcome out;
-  out.message = std::move(*msg);
-  out.incomplete = incomplete && !truncated;
-  out.truncated = truncated;
-  return out;
+  if (!cut) return finish(mp.map(g, r, input), false, false);
+
+  auto kept = mp.map(g, *cut, input, map_options{.partial = true, .close_open_calls = true});
+  if (r.ok() && kept) {
+    // Both readings exist: the complete one wins unless it drops what the cut one has.
+    auto whole = mapper().map(g, r, input);
+    if (!whole || same_message(*whole, *kept)) return finish(std::move(whole), false, false);
+  }
+  return finish(std::move(kept), false, true);
 }
 
 base::result<chat::message> parse(const chat::prepared& p, std::string_view output,
