@@ -16,12 +16,15 @@ namespace {
 // if/inline-if ("soft") frames, and a runtime error inside them.
 bool known_filter(std::string_view n) {
   static const char* const names[] = {
-      "abs", "attr", "batch", "capitalize", "center", "count", "d", "default", "dictsort", "e",
-      "escape", "filesizeformat", "first", "float", "forceescape", "format", "groupby", "indent",
-      "int", "items", "join", "last", "length", "list", "lower", "map", "max", "min", "pprint",
-      "random", "reject", "rejectattr", "replace", "reverse", "round", "safe", "select",
-      "selectattr", "slice", "sort", "string", "striptags", "sum", "title", "tojson", "trim",
-      "truncate", "unique", "upper", "urlencode", "urlize", "wordcount", "wordwrap", "xmlattr"};
+      "abs",    "attr",       "batch",       "capitalize", "center",   "count",
+      "d",      "default",    "dictsort",    "e",          "escape",   "filesizeformat",
+      "first",  "float",      "forceescape", "format",     "groupby",  "indent",
+      "int",    "items",      "join",        "last",       "length",   "list",
+      "lower",  "map",        "max",         "min",        "pprint",   "random",
+      "reject", "rejectattr", "replace",     "reverse",    "round",    "safe",
+      "select", "selectattr", "slice",       "sort",       "string",   "striptags",
+      "sum",    "title",      "tojson",      "trim",       "truncate", "unique",
+      "upper",  "urlencode",  "urlize",      "wordcount",  "wordwrap", "xmlattr"};
   for (const char* x : names)
     if (n == x) return true;
   return false;
@@ -29,10 +32,12 @@ bool known_filter(std::string_view n) {
 
 bool known_test(std::string_view n) {
   static const char* const names[] = {
-      "boolean", "callable", "defined", "divisibleby", "eq", "equalto", "escaped", "even",
-      "false", "filter", "float", "ge", "greaterthan", "gt", "in", "integer", "iterable", "le",
-      "lessthan", "lower", "lt", "mapping", "ne", "none", "number", "odd", "sameas", "sequence",
-      "string", "test", "true", "undefined", "upper", "==", "!=", "<", "<=", ">", ">="};
+      "boolean", "callable", "defined",  "divisibleby", "eq",       "equalto",     "escaped",
+      "even",    "false",    "filter",   "float",       "ge",       "greaterthan", "gt",
+      "in",      "integer",  "iterable", "le",          "lessthan", "lower",       "lt",
+      "mapping", "ne",       "none",     "number",      "odd",      "sameas",      "sequence",
+      "string",  "test",     "true",     "undefined",   "upper",    "==",          "!=",
+      "<",       "<=",       ">",        ">="};
   for (const char* x : names)
     if (n == x) return true;
   return false;

@@ -305,9 +305,21 @@ const render_case kScoping[] = {
      R"j(E|E|)j", false},
     {R"j({% for i in range(2) %}{% set c %}x{% break %}{% endset %}{{ i }}{% else %}E{% endfor %})j",
      R"j(E)j", false},
-    {R"j({% set a = 1 %}{% with a = 2, b = a %}{{ a }}{{ b }}{% endwith %}{{ a }}{% set c %}{% set a = 9 %}{% endset %}{{ a }}
-)j",
+    {R"j({% set a = 1 %}{% with a = 2, b = a %}{{ a }}{{ b }}{% endwith %}{{ a }}{% set c %}{% set a = 9 %}{% endset %}{{ a }})j",
      R"j(2111)j", false},
+};
+
+// Names
+const render_case kNames[] = {
+    {R"j({% for x in [] %}{{ x|nosuch }}{% endfor %}ok)j", R"j(No filter named 'nosuch'.)j", true},
+    {R"j({% macro m() %}{{ x is nosuch }}{% endmacro %}ok)j", R"j(No test named 'nosuch'.)j", true},
+    {R"j({% if false %}{{ x|nosuch }}{{ x is nosuch }}{% endif %}{{ x|nosuch if false else 1 }}{{ 1 if x|nosuch }}ok)j",
+     R"j(No filter named 'nosuch' found.)j", true},
+    {R"j({% if false %}{% for x in [] %}{{ x|nosuch }}{% endfor %}{% endif %}ok)j",
+     R"j(No filter named 'nosuch'.)j", true},
+    {R"j({% if true %}{{ x|nosuch }}{% endif %}
+)j",
+     R"j(No filter named 'nosuch' found.)j", true},
 };
 
 TEST(JinjaRender, Whitespace) {
@@ -339,6 +351,9 @@ TEST(JinjaRender, Extras) {
 }
 TEST(JinjaRender, Scoping) {
   run_cases(kScoping, std::size(kScoping));
+}
+TEST(JinjaRender, UnknownFilterAndTestNames) {
+  run_cases(kNames, std::size(kNames));
 }
 
 }  // namespace
