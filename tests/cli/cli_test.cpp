@@ -3,6 +3,7 @@
 // error; errors are one stderr line "chatpeg: <what> (<where>)".
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
