@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <unordered_map>
 
 #include "chatpeg/base/utf8.h"
 
@@ -435,7 +436,20 @@ std::string type_name(const value& v) {
   return "object";
 }
 
-value from_json(const json::value& j, std::size_t depth) {
+namespace {
+
+// Object keys repeat a lot in chat contexts ("role", "content", "type", "function", schema
+// keywords): share one string value per distinct key instead of allocating each time.
+struct key_cache {
+  std::unordered_map<std::string_view, value> map;
+  const value& get(const std::string& key) {
+    auto it = map.find(key);
+    if (it != map.end()) return it->second;
+    return map.emplace(std::string_view(key), value::string(key)).first->second;
+  }
+};
+
+value convert(const json::value& j, std::size_t depth, key_cache& keys) {
   if (depth > 512) return value::none();
   switch (j.type()) {
     case json::value::value_t::null:
@@ -452,26 +466,33 @@ value from_json(const json::value& j, std::size_t depth) {
     case json::value::value_t::number_float:
       return value::floating(j.get<double>());
     case json::value::value_t::string:
-      return value::string(j.get<std::string>());
+      return value::string(j.get_ref<const std::string&>());
     case json::value::value_t::array: {
       std::vector<value> items;
       items.reserve(j.size());
-      for (const auto& e : j) items.push_back(from_json(e, depth + 1));
+      for (const auto& e : j) items.push_back(convert(e, depth + 1, keys));
       return value::list(std::move(items));
     }
     case json::value::value_t::object: {
       auto d = std::make_shared<dict_obj>();
       d->entries.reserve(j.size());
       for (auto it = j.begin(); it != j.end(); ++it) {
-        value x = from_json(it.value(), depth + 1);
+        value x = convert(it.value(), depth + 1, keys);
         d->depth = std::max(d->depth, value_depth(x) + 1);
-        d->entries.emplace_back(value::string(it.key()), std::move(x));
+        d->entries.emplace_back(keys.get(it.key()), std::move(x));
       }
       return value::dict(std::move(d));
     }
     default:
       return value::none();
   }
+}
+
+}  // namespace
+
+value from_json(const json::value& j, std::size_t depth) {
+  key_cache keys;
+  return convert(j, depth, keys);
 }
 
 std::size_t utf8_length(std::string_view s) {
