@@ -87,12 +87,14 @@ void analyze_reasoning(const analysis_context& ctx, analysis& out) {
   // A generation prompt that always opens reasoning ("...<think>\n") whose closing tag the
   // template knows.
   if (out.reasoning.mode == reasoning_mode::none) {
-    auto gp = r.render(user_only, false, true);
-    if (gp) {
+    for (const auto& gp : {r.render(user_only, false, true), on}) {
+      if (!gp) continue;
       std::string s = last_token(*gp);
       std::string e = closing_of(s);
-      if (!e.empty() && ctx.source.find(e) != std::string_view::npos)
+      if (!e.empty() && ctx.source.find(e) != std::string_view::npos) {
         out.reasoning = {reasoning_mode::tag_based, s, e};
+        break;
+      }
     }
   }
 }

@@ -45,7 +45,10 @@ void functionary_v3_2(analysis& a) {
 // Ministral 3 / Devstral: "[TOOL_CALLS]NAME[ARGS]{json}"; Mistral Small 3.2 adds
 // "[CALL_ID]ID" between the name and [ARGS].
 void ministral_3(std::string_view src, analysis& a) {
-  if (has(src, "[THINK]")) a.reasoning = {reasoning_mode::tag_based, "[THINK]", "[/THINK]"};
+  // Reasoning models of the family think in [THINK]...[/THINK]; the marker pair is harmless
+  // (optional) for the others, as in the reference.
+  bool think = has(src, "[THINK]") || !has(src, "[CALL_ID]");
+  if (think) a.reasoning = {reasoning_mode::tag_based, "[THINK]", "[/THINK]"};
   tool_syntax& t = a.tools;
   t.format = tool_format::tag_with_json;
   t.call_start = "[TOOL_CALLS]";
@@ -55,7 +58,7 @@ void ministral_3(std::string_view src, analysis& a) {
   }
   t.args_start = "[ARGS]";
   a.preserved_tokens.clear();
-  if (has(src, "[THINK]")) a.preserved_tokens = {"[THINK]", "[/THINK]"};
+  if (think) a.preserved_tokens = {"[THINK]", "[/THINK]"};
   a.preserved_tokens.push_back("[TOOL_CALLS]");
   if (has(src, "[CALL_ID]")) a.preserved_tokens.push_back("[CALL_ID]");
   a.preserved_tokens.push_back("[ARGS]");

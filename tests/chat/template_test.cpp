@@ -1,0 +1,164 @@
+// chat_template::create and render_context: parse errors, options, analysis override, the
+// differential stages on small handwritten templates (incl. failures naming their stage), and
+// concurrent use of one template.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "chatpeg/chat/template.h"
+
+namespace chatpeg::chat {
+namespace {
+
+const char* const chat_loop_head = "{% for m in messages %}<|{{ m.role }}|>";
+const char* const chat_loop_tail =
+    "<|end|>{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}";
+const char* const tools_list =
+    "{% if tools %}{% for t in tools %}{{ t.function.name }} {% endfor %}{% endif %}";
+
+std::string chat_template_with(const std::string& body) {
+  return std::string(tools_list) + chat_loop_head + body + chat_loop_tail;
+}
+
+TEST(Template, ParseErrorIsReturnedWithLocation) {
+  auto t = chat_template::create("{% for m in messages %}{{ m.content }", {.file = "bad.jinja"});
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().code, base::errc::syntax_error);
+  EXPECT_EQ(t.error().where.file, "bad.jinja");
+}
+
+TEST(Template, SpecialTokensMustBeAnObject) {
+  auto t = chat_template::create("x", {.special_tokens = json::value::array()});
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().code, base::errc::invalid_argument);
+}
+
+TEST(Template, AnalysisOverrideIsUsed) {
+  analysis a;
+  a.tools.format = tool_format::json_native;
+  a.tools.call_start = "<call>";
+  auto t = chat_template::create("{{ messages[0].content }}", {.analysis_override = a});
+  ASSERT_TRUE(t);
+  EXPECT_EQ((*t)->analysis().source, analysis_source::loaded);
+  EXPECT_EQ((*t)->analysis().tools.call_start, "<call>");
+}
+
+TEST(Template, RenderContextMergesSpecialTokens) {
+  auto t = chat_template::create("{{ bos_token }}{{ messages[0].content }}{{ tools is none }}",
+                                 {.special_tokens = {{"bos_token", "<s>"}}});
+  ASSERT_TRUE(t);
+  auto out = (*t)->render_context({{"messages", {{{"role", "user"}, {"content", "hi"}}}}});
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(*out, "<s>hiTrue");
+  auto bad = (*t)->render_context(json::value::array());
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, base::errc::invalid_argument);
+}
+
+TEST(Template, DifferentialJsonNative) {
+  auto t = chat_template::create(chat_template_with(
+      "{{ m.content }}{% if m.tool_calls %}<tools>[{% for tc in m.tool_calls %}{\"name\": \"{{ "
+      "tc.function.name }}\", \"arguments\": {{ tc.function.arguments | tojson }}, \"id\": \"{{ "
+      "tc.id "
+      "}}\"}{% if not loop.last %}, {% endif %}{% endfor %}]</tools>{% endif %}"));
+  ASSERT_TRUE(t);
+  const analysis& a = (*t)->analysis();
+  EXPECT_EQ(a.tool_error, "");
+  EXPECT_EQ(a.tools.format, tool_format::json_native);
+  EXPECT_TRUE(a.tools.array_wrapped);
+  EXPECT_EQ(a.tools.section_start, "<tools>");
+  EXPECT_EQ(a.tools.section_end, "</tools>");
+  EXPECT_EQ(a.tools.call_separator, ", ");
+  EXPECT_EQ(a.tools.id_key, "id");
+  EXPECT_EQ(a.preserved_tokens, (std::vector<std::string>{"<tools>", "</tools>"}));
+}
+
+TEST(Template, DifferentialTagged) {
+  auto t = chat_template::create(
+      chat_template_with("{{ m.content }}{% for tc in m.tool_calls %}<call>\n<fn={{ "
+                         "tc.function.name }}>\n{% for k, v in "
+                         "tc.function.arguments.items() %}<p={{ k }}>{{ v }}</p>\n{% endfor "
+                         "%}</fn>\n</call>\n{% endfor %}"));
+  ASSERT_TRUE(t);
+  const analysis& a = (*t)->analysis();
+  EXPECT_EQ(a.tool_error, "");
+  EXPECT_EQ(a.tools.format, tool_format::tag_with_tagged);
+  EXPECT_EQ(a.tools.call_start, "<call>\n");
+  EXPECT_EQ(a.tools.name_prefix, "<fn=");
+  EXPECT_EQ(a.tools.name_suffix, ">\n");
+  EXPECT_EQ(a.tools.arg_name_prefix, "<p=");
+  EXPECT_EQ(a.tools.arg_name_suffix, ">");
+  EXPECT_EQ(a.tools.arg_value_end, "</p>\n");
+  EXPECT_EQ(a.tools.call_end, "</fn>\n</call>");
+  EXPECT_EQ(a.tools.values, value_syntax::raw);
+  EXPECT_TRUE(a.caps.requires_object_arguments);
+}
+
+TEST(Template, DifferentialTagWithJson) {
+  auto t = chat_template::create(
+      chat_template_with("{{ m.content }}{% for tc in m.tool_calls %}<fn={{ tc.function.name }}>{{ "
+                         "tc.function.arguments | tojson }}</fn>{% endfor %}"));
+  ASSERT_TRUE(t);
+  const analysis& a = (*t)->analysis();
+  EXPECT_EQ(a.tool_error, "");
+  EXPECT_EQ(a.tools.format, tool_format::tag_with_json);
+  EXPECT_EQ(a.tools.name_prefix, "<fn=");
+  EXPECT_EQ(a.tools.name_suffix, ">");
+  EXPECT_EQ(a.tools.call_end, "</fn>");
+}
+
+TEST(Template, ReasoningMarkersFromHistory) {
+  auto t = chat_template::create(
+      chat_template_with("{% if m.reasoning_content %}[THINK]{{ m.reasoning_content }}[/THINK]{% "
+                         "endif %}{{ m.content }}"));
+  ASSERT_TRUE(t);
+  EXPECT_EQ((*t)->analysis().reasoning.mode, reasoning_mode::tag_based);
+  EXPECT_EQ((*t)->analysis().reasoning.start, "[THINK]");
+  EXPECT_EQ((*t)->analysis().reasoning.end, "[/THINK]");
+}
+
+TEST(Template, StageFailureNamesTheStage) {
+  // Tools are listed but an assistant turn with calls raises.
+  auto raising = chat_template::create(chat_template_with(
+      "{% if m.tool_calls %}{{ raise_exception('no calls') }}{% endif %}{{ m.content }}"));
+  ASSERT_TRUE(raising);
+  EXPECT_NE(raising.value()->analysis().tool_error.find("tool-call stage 'render'"),
+            std::string::npos);
+  EXPECT_EQ(raising.value()->analysis().tools.format, tool_format::none);
+  // Python-style calls without a dedicated format.
+  auto pythonic = chat_template::create(chat_template_with(
+      "{{ m.content }}{% for tc in m.tool_calls %}{{ tc.function.name }}({% for k, v in "
+      "tc.function.arguments.items() %}{{ k }}='{{ v }}'{% endfor %}){% endfor %}"));
+  ASSERT_TRUE(pythonic);
+  EXPECT_NE(pythonic.value()->analysis().tool_error.find("'classification'"), std::string::npos);
+  // No tools at all: no error, no format.
+  auto plain =
+      chat_template::create(std::string(chat_loop_head) + "{{ m.content }}" + chat_loop_tail);
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain.value()->analysis().tool_error, "");
+}
+
+TEST(Template, ConcurrentUse) {
+  auto t = chat_template::create(chat_template_with("{{ m.content }}"),
+                                 {.special_tokens = {{"eos_token", "</s>"}}});
+  ASSERT_TRUE(t);
+  std::shared_ptr<const chat_template> shared = *t;
+  std::string expected = shared->analysis().summary();
+  std::vector<std::thread> threads;
+  std::vector<int> ok(4, 0);
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] {
+      for (int k = 0; k < 50; ++k) {
+        auto out = shared->render_context(
+            {{"messages", {{{"role", "user"}, {"content", std::to_string(k)}}}}});
+        if (out && out->find("<|user|>" + std::to_string(k)) != std::string::npos &&
+            shared->analysis().summary() == expected)
+          ++ok[i];
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(ok[i], 50);
+}
+
+}  // namespace
+}  // namespace chatpeg::chat
