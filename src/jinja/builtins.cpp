@@ -318,6 +318,8 @@ struct json_writer {
         return;
       case vkind::list:
       case vkind::tuple: {
+        if (v.view_kind() != value::view::none)
+          in.fail("Object of type " + type_name(v) + " is not JSON serializable");
         const auto& items = v.items();
         if (items.empty()) {
           out += "[]";

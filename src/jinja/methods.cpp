@@ -458,17 +458,17 @@ value dict_method(interp& in, const value& self, std::string_view n, call_args& 
     std::vector<value> out;
     out.reserve(d.size());
     for (const auto& e : d.entries) out.push_back(value::tuple({e.first, e.second}));
-    return value::list(std::move(out));
+    return value::dict_view(std::move(out), value::view::items);
   }
   if (n == "keys") {
     std::vector<value> out;
     for (const auto& e : d.entries) out.push_back(e.first);
-    return value::list(std::move(out));
+    return value::dict_view(std::move(out), value::view::keys);
   }
   if (n == "values") {
     std::vector<value> out;
     for (const auto& e : d.entries) out.push_back(e.second);
-    return value::list(std::move(out));
+    return value::dict_view(std::move(out), value::view::values);
   }
   if (n == "get") {
     value key = r.get(0, "key");

@@ -213,7 +213,7 @@ value getitem_value(interp& in, const value& obj, const value& key) {
       break;
     case vkind::list:
     case vkind::tuple:
-      if (key.is_int() || key.is_bool()) {
+      if ((key.is_int() || key.is_bool()) && obj.view_kind() == value::view::none) {
         const auto& items = obj.items();
         std::int64_t i = key.as_int();
         auto n = static_cast<std::int64_t>(items.size());
@@ -316,7 +316,8 @@ value binary(interp& in, binary_op op, const value& a, const value& b) {
         if (a.is_markup()) return value::markup(a.str() + b.str());
         return value::string(a.str() + b.str());
       }
-      if ((a.is_list() && b.is_list()) || (a.is_tuple() && b.is_tuple())) {
+      if (((a.is_list() && b.is_list()) || (a.is_tuple() && b.is_tuple())) &&
+          a.view_kind() == value::view::none && b.view_kind() == value::view::none) {
         std::vector<value> out = a.items();
         out.insert(out.end(), b.items().begin(), b.items().end());
         return a.is_list() ? value::list(std::move(out)) : value::tuple(std::move(out));

@@ -174,6 +174,7 @@ bool equals(const value& a, const value& b) {
       return a.str() == b.str();
     case vkind::list:
     case vkind::tuple: {
+      if (a.view_kind() != b.view_kind()) return false;
       const auto& x = a.items();
       const auto& y = b.items();
       if (x.size() != y.size()) return false;
@@ -306,6 +307,13 @@ void append_repr(std::string& out, const value& v) {
       return;
     case vkind::list:
     case vkind::tuple: {
+      if (v.view_kind() != value::view::none) {
+        static const char* const names[] = {"", "dict_items(", "dict_keys(", "dict_values("};
+        out += names[static_cast<int>(v.view_kind())];
+        append_repr(out, value::list(v.items()));
+        out += ')';
+        return;
+      }
       bool tuple = v.is_tuple();
       out += tuple ? '(' : '[';
       const auto& items = v.items();
@@ -419,7 +427,16 @@ std::string type_name(const value& v) {
     case vkind::string:
       return "str";
     case vkind::list:
-      return "list";
+      switch (v.view_kind()) {
+        case value::view::items:
+          return "dict_items";
+        case value::view::keys:
+          return "dict_keys";
+        case value::view::values:
+          return "dict_values";
+        default:
+          return "list";
+      }
     case vkind::tuple:
       return "tuple";
     case vkind::dict:

@@ -88,6 +88,15 @@ class value {
   }
   bool is_string() const { return kind_ == vkind::string; }
   bool is_markup() const { return kind_ == vkind::string && markup_; }
+  // dict.items()/keys()/values() results: lists that print as dict_items([...]) etc., are
+  // not JSON serializable and not subscriptable, as Python's dict views.
+  enum class view : std::uint8_t { none, items, keys, values };
+  static value dict_view(std::vector<value> items, view kind) {
+    value v = list(std::move(items));
+    v.view_ = kind;
+    return v;
+  }
+  view view_kind() const { return kind_ == vkind::list ? view_ : view::none; }
   bool is_generator() const { return kind_ == vkind::generator; }
   bool is_list() const { return kind_ == vkind::list; }
   bool is_tuple() const { return kind_ == vkind::tuple; }
@@ -114,6 +123,7 @@ class value {
   explicit value(vkind k) : kind_(k) {}
   vkind kind_ = vkind::undefined;
   bool markup_ = false;
+  view view_ = view::none;
   union {
     std::int64_t i_ = 0;
     double f_;

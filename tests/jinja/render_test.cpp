@@ -295,6 +295,12 @@ const render_case kExtras[] = {
      R"j(['a', 'b']1  x  |**x***|005|ab  |16[1, 2])j", false},
     {R"j({% if false %}{% include 'x' %}{% endif %}{% block b %}blk{% endblock %})j", R"j(blk)j",
      false},
+    {R"j({{ d.items() }}|{{ d.keys() }}|{{ d.values() }}|{{ d.keys()|list }}|{{ d.items()|length }}|{{ d.keys()[0] }}|{{ 'a' in d.keys() }}{{ d.keys() == ['b', 'a'] }})j",
+     R"j(dict_items([('b', 1), ('a', 2)])|dict_keys(['b', 'a'])|dict_values([1, 2])|['b', 'a']|2||TrueFalse)j",
+     false},
+    {R"j({{ d.keys()|tojson }}
+)j",
+     R"j(Object of type dict_keys is not JSON serializable)j", true},
 };
 
 // Scoping
@@ -317,9 +323,7 @@ const render_case kNames[] = {
      R"j(No filter named 'nosuch' found.)j", true},
     {R"j({% if false %}{% for x in [] %}{{ x|nosuch }}{% endfor %}{% endif %}ok)j",
      R"j(No filter named 'nosuch'.)j", true},
-    {R"j({% if true %}{{ x|nosuch }}{% endif %}
-)j",
-     R"j(No filter named 'nosuch' found.)j", true},
+    {R"j({% if true %}{{ x|nosuch }}{% endif %})j", R"j(No filter named 'nosuch' found.)j", true},
 };
 
 TEST(JinjaRender, Whitespace) {
