@@ -330,6 +330,11 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
     return value::generator(std::move(out));
   }
   if (n == "first") {
+    if (v.is_generator()) {
+      value x;
+      if (v.take_one(x)) return x;
+      return value::undefined("No first item, sequence was empty.");
+    }
     auto items = iterate(in, v);
     if (items.empty()) return value::undefined("No first item, sequence was empty.");
     return items.front();

@@ -252,8 +252,9 @@ std::vector<value> iterate(interp& in, const value& v) {
       return {};
     case vkind::list:
     case vkind::tuple:
-    case vkind::generator:
       return v.items();
+    case vkind::generator:
+      return v.take_all();
     case vkind::dict: {
       std::vector<value> out;
       out.reserve(v.dict().size());
@@ -423,10 +424,15 @@ bool contains(interp& in, const value& container, const value& item) {
       return container.str().find(item.str()) != std::string::npos;
     case vkind::list:
     case vkind::tuple:
-    case vkind::generator:
       for (const auto& v : container.items())
         if (equals(v, item)) return true;
       return false;
+    case vkind::generator: {
+      value v;
+      while (container.take_one(v))  // consumes up to the match, as Python does
+        if (equals(v, item)) return true;
+      return false;
+    }
     case vkind::dict:
       if (item.is_list() || item.is_dict() || item.is_ns())
         in.fail("unhashable type: " + squote(type_name(item)));

@@ -79,6 +79,20 @@ const std::vector<value>& value::items() const {
     return empty_items;
   return static_cast<const list_obj&>(*ptr_).items;
 }
+std::vector<value> value::take_all() const {
+  const auto& l = static_cast<const list_obj&>(*ptr_);
+  std::vector<value> out(l.items.begin() + static_cast<std::ptrdiff_t>(l.consumed), l.items.end());
+  l.consumed = l.items.size();
+  return out;
+}
+
+bool value::take_one(value& out) const {
+  const auto& l = static_cast<const list_obj&>(*ptr_);
+  if (l.consumed >= l.items.size()) return false;
+  out = l.items[l.consumed++];
+  return true;
+}
+
 const dict_obj& value::dict() const {
   return static_cast<const dict_obj&>(*ptr_);
 }

@@ -109,9 +109,13 @@ class value {
   std::int64_t as_int() const { return i_; }  // also bool (0/1)
   double as_float() const { return kind_ == vkind::floating ? f_ : static_cast<double>(i_); }
   const std::string& str() const;
-  const std::vector<value>& items() const;  // list or tuple
-  const dict_obj& dict() const;             // dict or namespace
-  dict_obj& mutable_ns() const;             // namespace only
+  const std::vector<value>& items() const;  // list or tuple (generators: see take_all)
+  // Generators: the items not consumed yet, marking them consumed (Python's one-shot
+  // iteration); take_one() consumes a single item.
+  std::vector<value> take_all() const;
+  bool take_one(value& out) const;
+  const dict_obj& dict() const;  // dict or namespace
+  dict_obj& mutable_ns() const;  // namespace only
   const callable_obj& fn() const;
   loop_obj& loop_state() const;
   const undefined_obj* undef() const;  // may be null
@@ -144,6 +148,7 @@ struct list_obj final : object {
   }
   std::vector<value> items;
   std::uint32_t depth = 1;
+  mutable std::size_t consumed = 0;  // generators are one-shot: items before this are gone
 };
 
 struct undefined_obj final : object {

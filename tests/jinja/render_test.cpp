@@ -298,9 +298,10 @@ const render_case kExtras[] = {
     {R"j({{ d.items() }}|{{ d.keys() }}|{{ d.values() }}|{{ d.keys()|list }}|{{ d.items()|length }}|{{ d.keys()[0] }}|{{ 'a' in d.keys() }}{{ d.keys() == ['b', 'a'] }})j",
      R"j(dict_items([('b', 1), ('a', 2)])|dict_keys(['b', 'a'])|dict_values([1, 2])|['b', 'a']|2||TrueFalse)j",
      false},
-    {R"j({{ d.keys()|tojson }}
+    {R"j({{ d.keys()|tojson }})j", R"j(Object of type dict_keys is not JSON serializable)j", true},
+    {R"j({% set g = xs|select('odd') %}{{ g|list }}{{ g|list }}{% set h = xs|map('string') %}{{ h|first }}{{ h|list }}{% set k = xs|select %}{% for x in k %}{{ x }}{% endfor %}{% for x in k %}{{ x }}{% else %}E{% endfor %}
 )j",
-     R"j(Object of type dict_keys is not JSON serializable)j", true},
+     R"j([3, 1][]3['1', '2']312E)j", false},
 };
 
 // Scoping
