@@ -54,6 +54,10 @@ struct mapper::state {
   std::string content;
   std::string reasoning;
   std::uint32_t text_depth = 0;  // nesting of reasoning/content nodes
+  // Per AST node: a tool-arg-value / tool-arg-string-value node lies below it. An outer
+  // tool-arg-value around such a node (a schema union whose string branch is raw text) leaves
+  // the value to the inner node.
+  std::vector<std::uint8_t> has_inner_value;
   std::optional<base::error> error;
 
   void reset(const peg::ast& t, std::string_view in, const map_options& o) {
@@ -66,6 +70,16 @@ struct mapper::state {
     reasoning.clear();
     text_depth = 0;
     error.reset();
+    const auto& nodes = t.nodes();
+    has_inner_value.assign(nodes.size(), 0);
+    for (std::size_t k = nodes.size(); k-- > 0;) {  // children follow their parent
+      const auto& n = nodes[k];
+      if (n.parent == peg::no_ast || n.parent >= k) continue;
+      if (has_inner_value[k] || n.tag == peg::tag::tool_arg_value ||
+          n.tag == peg::tag::tool_arg_string_value) {
+        has_inner_value[n.parent] = 1;
+      }
+    }
   }
 
   void fail(const peg::ast_node& n, std::string message) {
@@ -207,6 +221,7 @@ struct mapper::state {
       case peg::tag::tool_arg_string_value:
         return enter_string_value(n);
       case peg::tag::tool_arg_value:
+        if (has_inner_value[index]) return;  // the inner value node carries the text
         return enter_value(n);
       default:
         return;

@@ -55,7 +55,10 @@ inline parser tag_with_json(builder& b) {
 // tag_with_tagged (Qwen3-Coder like): raw string values, JSON for numbers and objects.
 inline parser tag_with_tagged(builder& b) {
   auto param = [&](const char* name, bool string_typed) {
-    auto value = string_typed ? b.tag(tag::tool_arg_string_value, b.until("\n</parameter>"))
+    // Like chat's generator: every value is a tool-arg-value; a string-typed one holds a
+    // tool-arg-string-value (raw text) inside.
+    auto value = string_typed ? b.tag(tag::tool_arg_value,
+                                      b.tag(tag::tool_arg_string_value, b.until("\n</parameter>")))
                               : b.tag(tag::tool_arg_value, b.json_value());
     return b.tag(tag::tool_arg_open, b.literal("<parameter=")) +
            b.tag(tag::tool_arg_name, b.literal(name)) + b.literal(">\n") + value +

@@ -18,7 +18,8 @@
 //   tool-args            a whole JSON (or Python dict) arguments object, normalized by
 //                        stream::value_converter (whitespace dropped, Python → JSON).
 //   tool-arg-name        starts one argument of an object assembled by the mapper.
-//   tool-arg-value       the argument's value as JSON or a Python literal.
+//   tool-arg-value       the argument's value as JSON or a Python literal; one that holds
+//                        a tool-arg-string-value (or another value tag) defers to it.
 //   tool-arg-string-value raw text of a string argument, JSON-escaped; consecutive string
 //                        nodes of one argument concatenate.
 //   tool-arg-open/close  bracket one argument (close ends its value).
