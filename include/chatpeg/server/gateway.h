@@ -1,0 +1,64 @@
+// The OpenAI-compatible gateway (`chatpeg serve`, DESIGN.md §10, issue #6): takes
+// /v1/chat/completions requests, renders the prompt with the model's template, asks a raw
+// text-completion backend for the continuation (with chatpeg's grammar when the backend takes
+// one) and answers with OpenAI chat completions / chunks. Stateless; one instance per process.
+//
+// Endpoints: POST /v1/chat/completions, POST /v1/chat/prepare, GET /v1/models, GET /health.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "chatpeg/base/result.h"
+#include "chatpeg/chat/template.h"
+#include "chatpeg/server/backend.h"
+
+namespace chatpeg::server {
+
+enum class log_format : std::uint8_t { text, json, none };
+
+struct server_options {
+  std::string host = "127.0.0.1";
+  int port = 8080;                     // 0 = any free port (see gateway::port())
+  std::string model_name = "chatpeg";  // reported by /v1/models and in responses
+  std::size_t threads = 8;             // worker threads = concurrent requests served
+  std::size_t max_body_bytes = 8u << 20;
+  std::chrono::seconds client_read_timeout{30};
+  log_format log = log_format::text;
+  // Receives one line per request (no newline); default writes to stderr.
+  std::function<void(std::string_view line)> log_sink;
+};
+
+struct gateway_options {
+  server_options server;
+  backend_options backend;
+};
+
+class gateway {
+ public:
+  static base::result<std::unique_ptr<gateway>> create(
+      std::shared_ptr<const chat::chat_template> tmpl, gateway_options options);
+  ~gateway();
+  gateway(const gateway&) = delete;
+  gateway& operator=(const gateway&) = delete;
+
+  // Binds host:port (port 0 picks a free one); errc::io_error when the address is taken.
+  base::status bind();
+  // The bound port (after bind()).
+  int port() const;
+  // Serves until stop(); call bind() first.
+  base::status listen();
+  // Stops a listen() running on another thread; safe to call more than once.
+  void stop();
+
+ private:
+  gateway() = default;
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace chatpeg::server

@@ -1,0 +1,394 @@
+// The HTTP side of the gateway: cpp-httplib server, routes, request log, limits. A streaming
+// completion reads the backend on a helper thread that queues chunks; the response is
+// answered with a 502 if the backend fails before its first byte, else it streams SSE chunks
+// and ends with an error event if the backend fails later. A client that goes away cancels
+// the backend read. Nothing the model writes can cause a 500 (see pipeline.h).
+#include "chatpeg/server/gateway.h"
+
+#include <httplib.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "completion.h"
+#include "pipeline.h"
+
+namespace chatpeg::server {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// Per-request facts for the log line. Handlers, content providers and the logger of one
+// request all run on the same worker thread, so a thread_local carries them.
+struct request_stats {
+  clock_type::time_point start;
+  std::optional<std::int64_t> prompt_tokens;
+  std::optional<std::int64_t> completion_tokens;
+  std::string note;  // warning or error summary
+};
+thread_local request_stats current_stats;
+
+void send_json(httplib::Response& res, int status, const json::value& v) {
+  res.status = status;
+  res.set_content(json::dump(v), "application/json");
+}
+
+void send_error(httplib::Response& res, const detail::openai_error& e) {
+  current_stats.note = e.message;
+  send_json(res, e.status, e.to_json());
+}
+
+// Token ids for session feed: one per byte, -1 where a token continues. Only exact when the
+// chunk is one token (llama.cpp streams one token per event); otherwise unknown (empty).
+std::vector<std::int32_t> byte_tokens(const backend_chunk& c) {
+  if (c.tokens.size() != 1 || c.text.empty()) return {};
+  std::vector<std::int32_t> out(c.text.size(), -1);
+  out[0] = c.tokens[0];
+  return out;
+}
+
+std::string sse(const json::value& v) {
+  return "data: " + json::dump(v) + "\n\n";
+}
+
+struct stream_job {
+  chat::prepared prepared;
+  detail::chat_call call;
+  detail::response_meta meta;
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::deque<backend_chunk> chunks;
+  bool finished = false;
+  backend_outcome outcome;
+  std::atomic<bool> cancel{false};
+  std::thread worker;
+
+  void stop_worker() {
+    cancel = true;
+    if (worker.joinable()) worker.join();
+  }
+  ~stream_job() { stop_worker(); }
+};
+
+}  // namespace
+
+struct gateway::impl {
+  std::shared_ptr<const chat::chat_template> tmpl;
+  gateway_options options;
+  backend_client backend;
+  httplib::Server http;
+  int port = 0;
+
+  impl(std::shared_ptr<const chat::chat_template> t, gateway_options o)
+      : tmpl(std::move(t)), options(std::move(o)), backend(options.backend) {}
+
+  void log_line(const httplib::Request& req, const httplib::Response& res) {
+    if (options.server.log == log_format::none) return;
+    const auto& s = current_stats;
+    const double ms =
+        std::chrono::duration<double, std::milli>(clock_type::now() - s.start).count();
+    std::string line;
+    if (options.server.log == log_format::json) {
+      json::value v = json::value::object();
+      v["method"] = req.method;
+      v["path"] = req.path;
+      v["status"] = res.status;
+      v["latency_ms"] = static_cast<double>(static_cast<std::int64_t>(ms * 100)) / 100;
+      v["prompt_tokens"] = s.prompt_tokens ? json::value(*s.prompt_tokens) : json::value();
+      v["completion_tokens"] =
+          s.completion_tokens ? json::value(*s.completion_tokens) : json::value();
+      if (!s.note.empty()) v["note"] = s.note;
+      line = json::dump(v);
+    } else {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, " %d %.1fms", res.status, ms);
+      line = req.method + " " + req.path + buf;
+      if (s.prompt_tokens) line += " prompt_tokens=" + std::to_string(*s.prompt_tokens);
+      if (s.completion_tokens) {
+        line += " completion_tokens=" + std::to_string(*s.completion_tokens);
+      }
+      if (!s.note.empty()) line += " note=" + json::quote(s.note);
+    }
+    if (options.server.log_sink) {
+      options.server.log_sink(line);
+    } else {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+  }
+
+  // Parses and prepares a chat body; false after answering with an error.
+  bool prepare(const httplib::Request& req, httplib::Response& res, detail::chat_call& call,
+               std::optional<chat::prepared>& prepared) {
+    if (auto e = detail::parse_chat_body(req.body, call)) {
+      send_error(res, *e);
+      return false;
+    }
+    auto p = detail::prepare_request(*tmpl, call.request);
+    if (!p) {
+      send_error(res, detail::error_from(p.error()));
+      return false;
+    }
+    detail::apply_prepared(*p, call.params);
+    call.params.stream = call.stream;
+    prepared = std::move(*p);
+    return true;
+  }
+
+  void handle_prepare(const httplib::Request& req, httplib::Response& res) {
+    detail::chat_call call;
+    std::optional<chat::prepared> prepared;
+    if (!prepare(req, res, call, prepared)) return;
+    send_json(res, 200, detail::prepare_report(*prepared, call.params, backend.options()));
+  }
+
+  void handle_chat(const httplib::Request& req, httplib::Response& res) {
+    detail::chat_call call;
+    std::optional<chat::prepared> prepared;
+    if (!prepare(req, res, call, prepared)) return;
+    if (call.stream) {
+      stream_chat(res, std::move(call), std::move(*prepared));
+    } else {
+      complete_chat(res, call, *prepared);
+    }
+  }
+
+  void complete_chat(httplib::Response& res, const detail::chat_call& call,
+                     const chat::prepared& prepared) {
+    auto rs = detail::make_response_stream(prepared);
+    auto outcome = backend.complete(call.params, [&](backend_chunk&& c) {
+      const auto tokens = byte_tokens(c);
+      rs->feed(c.text, tokens);
+      return true;
+    });
+    if (!outcome.ok()) {
+      send_error(res, detail::error_from(*outcome.error));
+      return;
+    }
+    auto fin = rs->finish(outcome.done.stop == stop_kind::limit);
+    if (!fin.warning.empty()) current_stats.note = fin.warning;
+    const detail::usage u{.prompt_tokens = outcome.done.tokens_evaluated.value_or(0),
+                          .completion_tokens = outcome.done.tokens_predicted.value_or(0)};
+    current_stats.prompt_tokens = u.prompt_tokens;
+    current_stats.completion_tokens = u.completion_tokens;
+    const auto meta = detail::new_response_meta(options.server.model_name);
+    send_json(res, 200, detail::completion_json(meta, fin.message, fin.reason, u));
+  }
+
+  void stream_chat(httplib::Response& res, detail::chat_call call, chat::prepared prepared) {
+    auto job = std::make_shared<stream_job>();
+    job->prepared = std::move(prepared);
+    job->call = std::move(call);
+    job->meta = detail::new_response_meta(options.server.model_name);
+    stream_job* j = job.get();
+    job->worker = std::thread([this, j] {
+      auto outcome = backend.complete(
+          j->call.params,
+          [j](backend_chunk&& c) {
+            {
+              std::lock_guard lock(j->mutex);
+              j->chunks.push_back(std::move(c));
+            }
+            j->cv.notify_one();
+            return !j->cancel.load();
+          },
+          &j->cancel);
+      {
+        std::lock_guard lock(j->mutex);
+        j->outcome = std::move(outcome);
+        j->finished = true;
+      }
+      j->cv.notify_one();
+    });
+    {
+      std::unique_lock lock(job->mutex);
+      job->cv.wait(lock, [&] { return !job->chunks.empty() || job->finished; });
+      if (job->chunks.empty() && !job->outcome.ok()) {
+        const auto err = detail::error_from(*job->outcome.error);
+        lock.unlock();
+        job->stop_worker();
+        send_error(res, err);
+        return;
+      }
+    }
+    res.status = 200;
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [job](std::size_t, httplib::DataSink& sink) { return write_stream(*job, sink); },
+        [job](bool) { job->stop_worker(); });
+  }
+
+  static bool write_stream(stream_job& job, httplib::DataSink& sink) {
+    auto write = [&](const json::value& v) {
+      const std::string s = sse(v);
+      if (sink.write(s.data(), s.size())) return true;
+      job.cancel = true;
+      return false;
+    };
+    auto write_deltas = [&](const std::vector<stream::delta>& deltas) {
+      for (const auto& d : deltas) {
+        if (d.empty()) continue;
+        if (!write(detail::chunk_json(job.meta, detail::delta_json(d), std::nullopt))) {
+          return false;
+        }
+      }
+      return true;
+    };
+    json::value first = json::value::object();
+    first["role"] = "assistant";
+    if (!write(detail::chunk_json(job.meta, std::move(first), std::nullopt))) return false;
+
+    auto rs = detail::make_response_stream(job.prepared);
+    std::deque<backend_chunk> local;
+    for (bool done = false; !done;) {
+      {
+        std::unique_lock lock(job.mutex);
+        if (!job.cv.wait_for(lock, std::chrono::milliseconds(250),
+                             [&] { return !job.chunks.empty() || job.finished; })) {
+          lock.unlock();
+          if (!sink.is_writable()) {
+            job.cancel = true;
+            return false;
+          }
+          continue;
+        }
+        local.swap(job.chunks);
+        done = job.finished;
+      }
+      for (auto& c : local) {
+        const auto tokens = byte_tokens(c);
+        if (!write_deltas(rs->feed(c.text, tokens))) return false;
+      }
+      local.clear();
+    }
+    if (!job.outcome.ok()) {  // failed after streaming started: error event, clean end
+      const auto err = detail::error_from(*job.outcome.error);
+      current_stats.note = err.message;
+      const std::string s = sse(err.to_json()) + "data: [DONE]\n\n";
+      sink.write(s.data(), s.size());
+      sink.done();
+      return true;
+    }
+    auto fin = rs->finish(job.outcome.done.stop == stop_kind::limit);
+    if (!fin.warning.empty()) current_stats.note = fin.warning;
+    if (!write_deltas(fin.deltas)) return false;
+    if (!write(detail::chunk_json(job.meta, json::value::object(), fin.reason))) return false;
+    const detail::usage u{.prompt_tokens = job.outcome.done.tokens_evaluated.value_or(0),
+                          .completion_tokens = job.outcome.done.tokens_predicted.value_or(0)};
+    current_stats.prompt_tokens = u.prompt_tokens;
+    current_stats.completion_tokens = u.completion_tokens;
+    if (job.call.include_usage && !write(detail::usage_chunk_json(job.meta, u))) return false;
+    static constexpr std::string_view done_line = "data: [DONE]\n\n";
+    if (!sink.write(done_line.data(), done_line.size())) return false;
+    sink.done();
+    return true;
+  }
+
+  void configure() {
+    const auto& so = options.server;
+    const std::size_t threads = so.threads == 0 ? 1 : so.threads;
+    http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    http.set_payload_max_length(so.max_body_bytes);
+    http.set_read_timeout(static_cast<time_t>(so.client_read_timeout.count()));
+    http.set_keep_alive_timeout(5);
+    http.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
+      current_stats = request_stats{.start = clock_type::now()};
+      return httplib::Server::HandlerResponse::Unhandled;
+    });
+    http.set_logger(
+        [this](const httplib::Request& req, const httplib::Response& res) { log_line(req, res); });
+    http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+      if (!res.body.empty()) return;
+      detail::openai_error e{.status = res.status};
+      if (res.status == 404) {
+        e.message = "no route for " + req.method + " " + req.path;
+        e.code = "not_found";
+      } else if (res.status == 413) {
+        e.message = "request body too large";
+        e.code = "body_too_large";
+      } else {
+        e.message = "HTTP " + std::to_string(res.status);
+      }
+      send_error(res, e);
+    });
+    http.set_exception_handler(
+        [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+          send_error(res, detail::openai_error{
+                              .status = 500, .message = "internal error", .type = "server_error"});
+        });
+    http.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
+      handle_chat(req, res);
+    });
+    http.Post("/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
+      handle_chat(req, res);
+    });
+    http.Post("/v1/chat/prepare", [this](const httplib::Request& req, httplib::Response& res) {
+      handle_prepare(req, res);
+    });
+    http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+      json::value model = {{"id", options.server.model_name},
+                           {"object", "model"},
+                           {"created", detail::new_response_meta("").created},
+                           {"owned_by", "chatpeg"}};
+      send_json(res, 200, {{"object", "list"}, {"data", json::value::array({model})}});
+    });
+    http.Get("/health", [](const httplib::Request&, httplib::Response& res) {
+      send_json(res, 200, {{"status", "ok"}, {"pipeline", detail::pipeline_description()}});
+    });
+  }
+};
+
+base::result<std::unique_ptr<gateway>> gateway::create(
+    std::shared_ptr<const chat::chat_template> tmpl, gateway_options options) {
+  if (!tmpl) return base::make_error(base::errc::invalid_argument, "no chat template");
+  if (options.server.max_body_bytes == 0) {
+    return base::make_error(base::errc::invalid_argument, "max_body_bytes must be positive");
+  }
+  std::unique_ptr<gateway> g(new gateway());
+  g->impl_ = std::make_unique<impl>(std::move(tmpl), std::move(options));
+  g->impl_->configure();
+  return g;
+}
+
+gateway::~gateway() {
+  if (impl_) impl_->http.stop();
+}
+
+base::status gateway::bind() {
+  const auto& so = impl_->options.server;
+  if (so.port == 0) {
+    const int port = impl_->http.bind_to_any_port(so.host);
+    if (port < 0) {
+      return base::make_error(base::errc::io_error, "cannot bind " + so.host + " (any port)");
+    }
+    impl_->port = port;
+    return {};
+  }
+  if (!impl_->http.bind_to_port(so.host, so.port)) {
+    return base::make_error(base::errc::io_error,
+                            "cannot bind " + so.host + ":" + std::to_string(so.port));
+  }
+  impl_->port = so.port;
+  return {};
+}
+
+int gateway::port() const {
+  return impl_->port;
+}
+
+base::status gateway::listen() {
+  if (!impl_->http.listen_after_bind()) {
+    return base::make_error(base::errc::io_error, "the server stopped with an error");
+  }
+  return {};
+}
+
+void gateway::stop() {
+  impl_->http.stop();
+}
+
+}  // namespace chatpeg::server

@@ -1,0 +1,130 @@
+// The adapter between the gateway and the chat/stream layers (see pipeline.h).
+//
+// INTERIM: stream::session (include/chatpeg/stream/session.h) is not implemented yet, so
+// responses are produced by `buffered_stream`: when the request has no parser-relevant
+// structure (no parser) all output streams as content as it arrives (incomplete UTF-8 held
+// back); otherwise output is buffered and parsed once at the end with stream::parse_detailed,
+// and the whole message goes out as one delta. Both keep the client-visible contract
+// (concatenated deltas == final message). To switch to the real session, replace
+// make_response_stream() with a wrapper around stream::session (feed → deltas; no_match →
+// the rest as content with a warning; finish(hit_token_limit)).
+#include "pipeline.h"
+
+#include <random>
+
+#include "chatpeg/stream/parse.h"
+
+namespace chatpeg::server::detail {
+namespace {
+
+std::string random_call_id() {
+  static constexpr char alphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string id = "call_";
+  for (int i = 0; i < 24; ++i) id += alphabet[rng() % (sizeof(alphabet) - 1)];
+  return id;
+}
+
+// Length of the longest prefix of text that does not end inside a UTF-8 sequence.
+std::size_t complete_utf8_prefix(std::string_view text) {
+  std::size_t n = text.size();
+  // Walk back over at most 3 continuation bytes to the lead byte of the last sequence.
+  std::size_t back = 0;
+  while (back < 4 && back < n && (static_cast<unsigned char>(text[n - 1 - back]) & 0xC0) == 0x80) {
+    ++back;
+  }
+  if (back == n) return n;  // only continuation bytes: invalid, pass through
+  const auto lead = static_cast<unsigned char>(text[n - 1 - back]);
+  std::size_t need = 1;
+  if ((lead & 0xE0) == 0xC0) need = 2;
+  if ((lead & 0xF0) == 0xE0) need = 3;
+  if ((lead & 0xF8) == 0xF0) need = 4;
+  return back + 1 < need ? n - 1 - back : n;
+}
+
+class buffered_stream final : public response_stream {
+ public:
+  explicit buffered_stream(const chat::prepared& p)
+      : prepared_(p),
+        plain_(!p.parser || (p.gbnf.empty() && !p.extract_reasoning && p.parse_prefix.empty())) {}
+
+  std::vector<stream::delta> feed(std::string_view chunk,
+                                  std::span<const std::int32_t> /*tokens*/) override {
+    output_.append(chunk);
+    if (!plain_) return {};
+    const std::size_t ready = complete_utf8_prefix(output_);
+    if (ready <= sent_) return {};
+    stream::delta d;
+    d.content = output_.substr(sent_, ready - sent_);
+    sent_ = ready;
+    return {std::move(d)};
+  }
+
+  stream_finish finish(bool hit_token_limit) override {
+    stream_finish out;
+    out.reason = hit_token_limit ? stream::finish_reason::length : stream::finish_reason::stop;
+    if (plain_) {
+      if (sent_ < output_.size()) {
+        stream::delta d;
+        d.content = output_.substr(sent_);
+        out.deltas.push_back(std::move(d));
+      }
+      out.message.content = output_;
+      return out;
+    }
+    auto parsed = stream::parse_detailed(prepared_, output_, {.allow_truncated = hit_token_limit});
+    if (!parsed) {
+      out.warning = "model output stopped matching the parser (" + parsed.error().to_string() +
+                    "); delivered as content";
+      out.message.content = output_;
+      if (!output_.empty()) {
+        stream::delta d;
+        d.content = output_;
+        out.deltas.push_back(std::move(d));
+      }
+      return out;
+    }
+    out.message = std::move(parsed->message);
+    stream::delta d;
+    if (out.message.reasoning_content) d.reasoning_content = *out.message.reasoning_content;
+    if (out.message.content) d.content = *out.message.content;
+    if (!d.empty()) out.deltas.push_back(std::move(d));
+    for (std::size_t i = 0; i < out.message.tool_calls.size(); ++i) {
+      auto& call = out.message.tool_calls[i];
+      if (call.id.empty()) call.id = random_call_id();
+      stream::delta header;
+      header.tool_calls.push_back({.index = i, .id = call.id, .name = call.name, .arguments = ""});
+      out.deltas.push_back(std::move(header));
+      stream::delta args;
+      args.tool_calls.push_back({.index = i, .arguments = call.arguments});
+      out.deltas.push_back(std::move(args));
+    }
+    if (!out.message.tool_calls.empty()) out.reason = stream::finish_reason::tool_calls;
+    if (parsed->truncated || hit_token_limit) out.reason = stream::finish_reason::length;
+    return out;
+  }
+
+ private:
+  const chat::prepared& prepared_;
+  bool plain_;  // no structure to parse: everything is content, streamed as it comes
+  std::string output_;
+  std::size_t sent_ = 0;
+};
+
+}  // namespace
+
+base::result<chat::prepared> prepare_request(const chat::chat_template& tmpl,
+                                             const chat::request& req) {
+  return chat::prepare(tmpl, req);
+}
+
+std::unique_ptr<response_stream> make_response_stream(const chat::prepared& p) {
+  return std::make_unique<buffered_stream>(p);
+}
+
+std::string_view pipeline_description() {
+  return "chat::prepare + buffered parse (interim)";
+}
+
+}  // namespace chatpeg::server::detail

@@ -1,0 +1,47 @@
+// The gateway's only contact points with the chat and stream layers: preparing a request
+// (chat::prepare) and turning model output into OpenAI deltas (stream::session). Everything
+// else in the server goes through these two functions, so switching implementations is a
+// change in pipeline.cpp only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chatpeg/base/result.h"
+#include "chatpeg/chat/message.h"
+#include "chatpeg/chat/prepare.h"
+#include "chatpeg/chat/template.h"
+#include "chatpeg/stream/session.h"
+
+namespace chatpeg::server::detail {
+
+struct stream_finish {
+  std::vector<stream::delta> deltas;
+  chat::message message;
+  stream::finish_reason reason = stream::finish_reason::stop;
+  std::string warning;  // non-empty when the output stopped matching (delivered as content)
+};
+
+// Model output → deltas. Never fails because of model output: text that stops matching the
+// parser is delivered as content and reported through stream_finish::warning.
+class response_stream {
+ public:
+  virtual ~response_stream() = default;
+  virtual std::vector<stream::delta> feed(std::string_view chunk,
+                                          std::span<const std::int32_t> tokens) = 0;
+  virtual stream_finish finish(bool hit_token_limit) = 0;
+};
+
+base::result<chat::prepared> prepare_request(const chat::chat_template& tmpl,
+                                             const chat::request& req);
+
+std::unique_ptr<response_stream> make_response_stream(const chat::prepared& p);
+
+// Which implementation is wired in (for /health and logs).
+std::string_view pipeline_description();
+
+}  // namespace chatpeg::server::detail

@@ -1,0 +1,192 @@
+// A scripted completion backend for the gateway tests, run in-process on 127.0.0.1 (an
+// httplib server on its own thread). It speaks llama.cpp's `/completion` protocol and the
+// OpenAI `/v1/completions` one, replays scripted outputs in the chunks the test chose
+// (multi-byte characters and markers split across events), optionally cuts the raw SSE bytes
+// into tiny writes, and records every request body so tests can assert prompt, grammar,
+// triggers, preserved tokens and n_predict.
+#pragma once
+
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chatpeg/json/json.h"
+
+namespace chatpeg::server::testing {
+
+struct scripted_reply {
+  std::vector<std::string> chunks;  // one SSE event per chunk
+  std::string stop_type = "eos";    // eos | word | limit | none
+  int status = 200;
+  std::string raw_body;                // when set: sent verbatim (garbage / error tests)
+  std::size_t write_size = 0;          // > 0: raw SSE bytes written in pieces of this size
+  std::chrono::milliseconds delay{0};  // pause before each event
+  bool fail_mid_stream = false;        // send an error event after the chunks
+  std::int64_t tokens_evaluated = 11;
+};
+
+// Splits text into pieces of about n bytes without cutting UTF-8 sequences (llama.cpp never
+// sends half a character in an event).
+inline std::vector<std::string> split_chars(std::string_view text, std::size_t n) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t j = std::min(text.size(), i + n);
+    while (j < text.size() && (static_cast<unsigned char>(text[j]) & 0xC0) == 0x80) ++j;
+    out.emplace_back(text.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+class fixture_backend {
+ public:
+  using responder = std::function<scripted_reply(const json::value& request)>;
+
+  explicit fixture_backend(std::size_t threads = 8) {
+    server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    auto handler = [this](const httplib::Request& req, httplib::Response& res) {
+      handle(req, res);
+    };
+    server_.Post("/completion", handler);
+    server_.Post("/v1/completions", handler);
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~fixture_backend() {
+    server_.stop();
+    thread_.join();
+  }
+
+  void reply_with(responder r) {
+    std::lock_guard lock(mutex_);
+    responder_ = std::move(r);
+  }
+  void reply_with(scripted_reply r) {
+    reply_with([r](const json::value&) { return r; });
+  }
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int port() const { return port_; }
+
+  std::vector<json::value> requests() const {
+    std::lock_guard lock(mutex_);
+    return requests_;
+  }
+  json::value last_request() const {
+    std::lock_guard lock(mutex_);
+    return requests_.empty() ? json::value() : requests_.back();
+  }
+  std::vector<std::string> paths() const {
+    std::lock_guard lock(mutex_);
+    return paths_;
+  }
+  // Streams the fixture stopped because the reader went away.
+  int disconnects() const { return disconnects_.load(); }
+
+ private:
+  void handle(const httplib::Request& req, httplib::Response& res) {
+    auto body = json::parse(req.body);
+    responder r;
+    {
+      std::lock_guard lock(mutex_);
+      requests_.push_back(body ? *body : json::value());
+      paths_.push_back(req.path);
+      r = responder_;
+    }
+    const json::value request = body ? *body : json::value::object();
+    scripted_reply reply = r ? r(request) : scripted_reply{.chunks = {"ok"}};
+    const bool openai = req.path == "/v1/completions";
+    res.status = reply.status;
+    if (!reply.raw_body.empty() || reply.status != 200) {
+      res.set_content(reply.raw_body, "application/json");
+      return;
+    }
+    const bool stream = request.value("stream", false);
+    std::size_t predicted = reply.chunks.size();
+    if (!stream) {
+      std::string all;
+      for (const auto& c : reply.chunks) all += c;
+      json::value v;
+      if (openai) {
+        v = {{"choices",
+              {{{"index", 0},
+                {"text", all},
+                {"finish_reason", reply.stop_type == "limit" ? "length" : "stop"}}}},
+             {"usage",
+              {{"prompt_tokens", reply.tokens_evaluated}, {"completion_tokens", predicted}}}};
+      } else {
+        v = final_event(reply, predicted);
+        v["content"] = all;
+      }
+      res.set_content(json::dump(v), "application/json");
+      return;
+    }
+    std::vector<std::string> events;
+    for (std::size_t i = 0; i < reply.chunks.size(); ++i) {
+      json::value v;
+      if (openai) {
+        v = {{"choices", {{{"index", 0}, {"text", reply.chunks[i]}, {"finish_reason", nullptr}}}}};
+      } else {
+        v = {{"content", reply.chunks[i]},
+             {"tokens", {static_cast<int>(1000 + i)}},
+             {"stop", false}};
+      }
+      events.push_back("data: " + json::dump(v) + "\n\n");
+    }
+    if (reply.fail_mid_stream) {
+      events.push_back("error: {\"code\":500,\"message\":\"backend exploded\"}\n\n");
+    } else if (openai) {
+      json::value v = {{"choices",
+                        {{{"index", 0},
+                          {"text", ""},
+                          {"finish_reason", reply.stop_type == "limit" ? "length" : "stop"}}}}};
+      events.push_back("data: " + json::dump(v) + "\n\n");
+      events.push_back("data: [DONE]\n\n");
+    } else {
+      events.push_back("data: " + json::dump(final_event(reply, predicted)) + "\n\n");
+    }
+    res.set_chunked_content_provider(
+        "text/event-stream", [this, events, reply](std::size_t, httplib::DataSink& sink) {
+          for (const auto& e : events) {
+            if (reply.delay.count() > 0) std::this_thread::sleep_for(reply.delay);
+            const std::size_t step = reply.write_size == 0 ? e.size() : reply.write_size;
+            for (std::size_t i = 0; i < e.size(); i += step) {
+              if (!sink.write(e.data() + i, std::min(step, e.size() - i))) {
+                ++disconnects_;
+                return false;
+              }
+            }
+          }
+          sink.done();
+          return true;
+        });
+  }
+
+  static json::value final_event(const scripted_reply& reply, std::size_t predicted) {
+    return {{"content", ""},
+            {"stop", true},
+            {"stop_type", reply.stop_type},
+            {"tokens_predicted", predicted},
+            {"tokens_evaluated", reply.tokens_evaluated},
+            {"truncated", false}};
+  }
+
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+  mutable std::mutex mutex_;
+  responder responder_;
+  std::vector<json::value> requests_;
+  std::vector<std::string> paths_;
+  std::atomic<int> disconnects_{0};
+};
+
+}  // namespace chatpeg::server::testing

@@ -1,0 +1,92 @@
+// Bounded loopback load test: 500 requests from 16 client threads, half streaming, against
+// the gateway and a fixture backend whose reply depends on the request. Every response must
+// be complete and exactly the reply for its own request (no loss, no cross-talk). Bounded in
+// request count; no timing assertions.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "gateway_harness.h"
+
+namespace chatpeg::server {
+namespace {
+
+using testing::gateway_harness;
+using testing::scripted_reply;
+
+std::string reply_for(const std::string& n) {
+  return "reply " + n + " \xE2\x9C\x93 " + std::string(n.size() * 3, 'z') + " end";
+}
+
+TEST(GatewayLoad, FiveHundredRequestsAtConcurrency16) {
+  constexpr int total = 500;
+  constexpr int concurrency = 16;
+  gateway_harness h(testing::hermes_template, backend_type::llamacpp,
+                    {.threads = 2 * concurrency, .log = log_format::none}, 2 * concurrency);
+  h.backend.reply_with([](const json::value& req) {
+    const std::string prompt = req.value("prompt", "");
+    const auto at = prompt.find("req-");
+    std::string n = "?";
+    if (at != std::string::npos) {
+      const auto end = prompt.find_first_not_of("0123456789", at + 4);
+      n = prompt.substr(at + 4, end - at - 4);
+    }
+    return scripted_reply{.chunks = testing::split_chars(reply_for(n), 3), .write_size = 7};
+  });
+
+  std::atomic<int> next{0};
+  std::atomic<int> ok{0};
+  std::vector<std::string> failures;
+  std::mutex failures_mutex;
+  auto fail = [&](std::string what) {
+    std::lock_guard lock(failures_mutex);
+    if (failures.size() < 20) failures.push_back(std::move(what));
+  };
+  std::vector<std::thread> clients;
+  for (int t = 0; t < concurrency; ++t) {
+    clients.emplace_back([&] {
+      auto c = h.client();
+      for (int i = next++; i < total; i = next++) {
+        const std::string n = std::to_string(i);
+        const bool stream = i % 2 == 0;
+        const std::string body = R"({"messages":[{"role":"user","content":"req-)" + n +
+                                 R"("}],"stream":)" + (stream ? "true" : "false") + "}";
+        auto r = c.Post("/v1/chat/completions", body, "application/json");
+        if (!r || r->status != 200) {
+          fail(n + ": " +
+               (r ? std::to_string(r->status) + " " + r->body : httplib::to_string(r.error())));
+          continue;
+        }
+        std::string content;
+        std::string finish;
+        if (stream) {
+          auto s = testing::read_sse(r->body, r->status);
+          if (!s.saw_done || !s.done_last) fail(n + ": stream not terminated");
+          content = s.content;
+          finish = s.finish_reason;
+        } else {
+          auto v = json::parse(r->body);
+          if (!v) {
+            fail(n + ": bad JSON");
+            continue;
+          }
+          content = (*v)["choices"][0]["message"]["content"];
+          finish = (*v)["choices"][0]["finish_reason"];
+        }
+        if (content != reply_for(n) || finish != "stop") {
+          fail(n + ": got '" + content + "' finish " + finish);
+          continue;
+        }
+        ++ok;
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(ok.load(), total);
+  for (const auto& f : failures) ADD_FAILURE() << f;
+  EXPECT_EQ(h.backend.requests().size(), static_cast<std::size_t>(total));
+}
+
+}  // namespace
+}  // namespace chatpeg::server
