@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,7 +48,8 @@ json::value args1();  // {arg1: val1}
 json::value args2();  // {arg1: val1, arg2: val2}
 
 // Renders probe conversations; a template that raises yields nullopt (it lacks whatever the
-// probe exercised). Deterministic: the clock is fixed.
+// probe exercised). Deterministic: the clock is fixed. Renders are memoized. One analysis uses
+// one renderer on one thread.
 class probe_renderer {
  public:
   probe_renderer(const jinja::program& prog, json::value special_tokens);
@@ -65,6 +67,7 @@ class probe_renderer {
   json::value special_tokens_;
   jinja::render_options options_;
   mutable std::size_t renders_ = 0;
+  mutable std::map<std::string, std::optional<std::string>> cache_;  // request JSON -> render
 };
 
 // ---- Diffing --------------------------------------------------------------------------------

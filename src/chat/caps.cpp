@@ -83,14 +83,19 @@ std::optional<std::string> probe_renderer::render(const json::value& messages, b
                                                   bool add_generation_prompt,
                                                   const json::value& extra) const {
   auto once = [&](bool tools) -> std::optional<std::string> {
-    ++renders_;
     json::value req = extra.is_object() ? extra : json::value::object();
     req["messages"] = messages;
     if (tools) req["tools"] = probe_tools();
     req["add_generation_prompt"] = add_generation_prompt;
+    // The stages ask for the same conversations (baselines, generation prompts) many times.
+    std::string key = json::dump(req);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    ++renders_;
     auto out = jinja::render(prog_, jinja::make_chat_context(req, special_tokens_), options_);
-    if (!out) return std::nullopt;
-    return std::move(*out);
+    std::optional<std::string> text;
+    if (out) text = std::move(*out);
+    cache_.emplace(std::move(key), text);
+    return text;
   };
   // Some templates raise without tools (they always print a tool section), others raise with
   // them; the other variant still shows what the probe is after.

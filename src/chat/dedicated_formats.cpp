@@ -25,10 +25,10 @@ void gpt_oss(analysis& a) {
   a.content = {"<|channel|>final<|message|>", ""};
   tool_syntax& t = a.tools;
   t.format = tool_format::tag_with_json;
+  // The channel may come before or after the recipient, "<|constrain|>json" may follow, and
+  // the call ends the turn (<|call|> is a stop token): the custom parser handles the order.
   t.name_prefix = " to=functions.";
-  t.name_suffix = "<|channel|>commentary";
   t.args_start = "<|message|>";
-  t.call_end = "<|call|>";
   a.preserved_tokens = {"<|channel|>", "<|constrain|>", "<|message|>", "<|start|>", "<|end|>"};
 }
 
@@ -98,7 +98,7 @@ void deepseek_dsml(analysis& a) {
   t.name_suffix = "\">\n";
   t.call_end = "</｜DSML｜invoke>\n";
   t.arg_name_prefix = "<｜DSML｜parameter name=\"";
-  t.arg_name_suffix = "\" string=\"true\">";  // "false" for JSON values (custom parser)
+  t.arg_name_suffix = "\" string=\"";  // then "true\">" for strings, "false\">" for JSON values
   t.arg_value_end = "</｜DSML｜parameter>\n";
   t.values = value_syntax::raw;
   a.preserved_tokens = {"｜DSML｜", "<think>", "</think>"};
