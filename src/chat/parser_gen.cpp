@@ -44,7 +44,9 @@ peg::parser gen_context::mark(std::string_view marker) {
     }
     std::size_t j = i;
     bool newline = false;
-    while (j < core.size() && is_space(core[j])) newline = newline || core[j++] == '\n';
+    for (; j < core.size() && is_space(core[j]); ++j) {
+      if (core[j] == '\n') newline = true;
+    }
     if (newline) {
       items.push_back(b.literal(std::string(core.substr(piece, i - piece))));
       items.push_back(ws());

@@ -54,4 +54,7 @@ base::result<prepared> prepare(const chat_template& tmpl, const request& req,
 // first user turn when there is no system role, ...).
 base::result<json::value> template_variables(const chat_template& tmpl, const request& req);
 
+// The same from capabilities alone (what template_variables does with tmpl.caps()).
+base::result<json::value> adapt_variables(const template_caps& caps, const request& req);
+
 }  // namespace chatpeg::chat

