@@ -8,6 +8,14 @@
 // (concatenated deltas == final message). To switch to the real session, replace
 // make_response_stream() with a wrapper around stream::session (feed → deltas; no_match →
 // the rest as content with a warning; finish(hit_token_limit)).
+//
+// That wrapper is `session_stream` below, compiled only with CHATPEG_SERVER_USE_SESSION=1
+// (stream::session has a header but no implementation yet, so using it would not link).
+// When src/stream/session.cpp lands, set it to 1 here: make_response_stream() then uses it.
+#ifndef CHATPEG_SERVER_USE_SESSION
+#define CHATPEG_SERVER_USE_SESSION 0
+#endif
+
 #include "pipeline.h"
 
 #include <random>
@@ -112,6 +120,75 @@ class buffered_stream final : public response_stream {
   std::size_t sent_ = 0;
 };
 
+#if CHATPEG_SERVER_USE_SESSION
+// The real streaming session. Output that stops matching switches to fallback: everything
+// from the failing byte on is delivered as content and the response still completes.
+class session_stream final : public response_stream {
+ public:
+  explicit session_stream(const chat::prepared& p)
+      : session_(p, {.id_generator = random_call_id}) {}
+
+  std::vector<stream::delta> feed(std::string_view chunk,
+                                  std::span<const std::int32_t> tokens) override {
+    const std::size_t before = output_.size();
+    output_.append(chunk);
+    if (!fallback_) {
+      auto r = session_.feed(chunk, tokens);
+      if (r) return std::move(*r);
+      start_fallback(r.error(), before);
+    }
+    return content_until(complete_utf8_prefix(output_));
+  }
+
+  stream_finish finish(bool hit_token_limit) override {
+    stream_finish out;
+    if (!fallback_) {
+      auto r = session_.finish({.hit_token_limit = hit_token_limit});
+      if (r) {
+        out.deltas = std::move(r->deltas);
+        out.message = std::move(r->message);
+        out.reason = r->reason;
+        return out;
+      }
+      start_fallback(r.error(), output_.size());
+    }
+    out.deltas = content_until(output_.size());
+    out.message = session_.current();
+    out.message.content = out.message.content.value_or("") + output_.substr(fallback_from_);
+    out.reason = out.message.tool_calls.empty() ? stream::finish_reason::stop
+                                                : stream::finish_reason::tool_calls;
+    if (hit_token_limit) out.reason = stream::finish_reason::length;
+    out.warning = warning_;
+    return out;
+  }
+
+ private:
+  void start_fallback(const base::error& e, std::size_t fallback_floor) {
+    fallback_ = true;
+    // From the failing byte when known (bytes before it were accepted), else from the chunk.
+    fallback_from_ = e.where.offset <= output_.size() ? e.where.offset : fallback_floor;
+    sent_ = fallback_from_;
+    warning_ = "model output stopped matching the parser (" + e.to_string() +
+               "); the rest is delivered as content";
+  }
+
+  std::vector<stream::delta> content_until(std::size_t end) {
+    if (end <= sent_) return {};
+    stream::delta d;
+    d.content = output_.substr(sent_, end - sent_);
+    sent_ = end;
+    return {std::move(d)};
+  }
+
+  stream::session session_;
+  std::string output_;
+  bool fallback_ = false;
+  std::size_t fallback_from_ = 0;
+  std::size_t sent_ = 0;
+  std::string warning_;
+};
+#endif
+
 }  // namespace
 
 base::result<chat::prepared> prepare_request(const chat::chat_template& tmpl,
@@ -120,11 +197,16 @@ base::result<chat::prepared> prepare_request(const chat::chat_template& tmpl,
 }
 
 std::unique_ptr<response_stream> make_response_stream(const chat::prepared& p) {
+#if CHATPEG_SERVER_USE_SESSION
+  return std::make_unique<session_stream>(p);
+#else
   return std::make_unique<buffered_stream>(p);
+#endif
 }
 
 std::string_view pipeline_description() {
-  return "chat::prepare + buffered parse (interim)";
+  return CHATPEG_SERVER_USE_SESSION ? "chat::prepare + stream::session"
+                                    : "chat::prepare + buffered parse (interim)";
 }
 
 }  // namespace chatpeg::server::detail
