@@ -41,9 +41,11 @@ base::status adapt_tool_calls(const template_caps& caps, json::value& m, const s
   if (calls == m.end() || !calls->is_array()) return {};
   for (std::size_t i = 0; i < calls->size(); ++i) {
     auto& call = (*calls)[i];
+    if (!call.is_object()) continue;
+    // Insert before taking iterators: ordered_json keys live in a vector.
+    if (call.find("type") == call.end()) call["type"] = "function";
     auto fn = call.find("function");
     if (fn == call.end() || !fn->is_object()) continue;
-    if (call.find("type") == call.end()) call["type"] = "function";
     auto args = fn->find("arguments");
     if (args == fn->end()) {
       (*fn)["arguments"] =

@@ -25,8 +25,9 @@ enum class prefix_state : std::uint8_t {
 // What the root is made of.
 enum class body_kind : std::uint8_t { content, json_schema, tools };
 
-// Free whitespace in grammars is bounded so a sampler cannot wander (issue #4).
-inline constexpr std::uint32_t max_free_space = 4;
+// Free whitespace in grammars is bounded so a sampler cannot wander (issue #4). 8 covers a
+// line break plus the indentation templates write inside tool-call JSON ("[\n    {").
+inline constexpr std::uint32_t max_free_space = 8;
 
 struct gen_context {
   peg::builder& b;

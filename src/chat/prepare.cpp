@@ -74,7 +74,23 @@ base::result<prepared> prepare(const chat_template& tmpl, const request& req,
     marked["messages"].back() = last;
     auto full = render(marked, false);
     if (!full) return full.error();
-    const std::size_t cut = full->rfind(continue_sentinel);
+    std::size_t cut = full->rfind(continue_sentinel);
+    if (cut == std::string::npos && req.continue_final_message == continue_mode::reasoning &&
+        !tmpl.analysis().reasoning.start.empty()) {
+      // The template drops reasoning: open the block with the analysis' start marker.
+      json::value bare = last;
+      bare.erase("reasoning_content");
+      bare["content"] = std::string(continue_sentinel);
+      marked["messages"].back() = bare;
+      full = render(marked, false);
+      if (!full) return full.error();
+      cut = full->rfind(continue_sentinel);
+      if (cut != std::string::npos) {
+        *full = full->substr(0, cut) + tmpl.analysis().reasoning.start + text +
+                std::string(continue_sentinel);
+        cut = full->rfind(continue_sentinel);
+      }
+    }
     if (cut == std::string::npos) {
       return base::make_error(base::errc::template_error,
                               std::string("the template does not render the final assistant "
@@ -82,6 +98,26 @@ base::result<prepared> prepare(const chat_template& tmpl, const request& req,
                                   field + ", so it cannot be continued");
     }
     prompt = full->substr(0, cut);
+    // A template that drops the final message's reasoning: write it with the analysis'
+    // markers in front of the prefilled content, as the reference does.
+    const analysis& an = tmpl.analysis();
+    const std::string reasoning = last.value("reasoning_content", json::value("")).is_string()
+                                      ? last.value("reasoning_content", std::string())
+                                      : std::string();
+    if (req.continue_final_message == continue_mode::content && !reasoning.empty() &&
+        an.reasoning.mode != reasoning_mode::none && !an.reasoning.end.empty() &&
+        prompt.find(reasoning, base_text->size()) == std::string::npos) {
+      json::value bare = last;
+      bare.erase("reasoning_content");
+      bare["content"] = std::string(continue_sentinel);
+      json::value again = *vars;
+      again["messages"].back() = bare;
+      auto plain = render(again, false);
+      if (!plain) return plain.error();
+      if (const std::size_t at = plain->rfind(continue_sentinel); at != std::string::npos) {
+        prompt = plain->substr(0, at) + an.reasoning.start + reasoning + an.reasoning.end + text;
+      }
+    }
     generation_prompt = tail_after(*base_text, prompt);
     if (generation_prompt.compare(0, header.size(), header) == 0) {
       prefill = generation_prompt.substr(header.size());

@@ -113,7 +113,11 @@ TEST(prepare_cases, generation_prompt_parse_and_gbnf) {
   for (const auto& [file, why] : first_failure) {
     std::cout << "  " << file << ": " << why.substr(0, 400) << "\n";
   }
-  EXPECT_GE(gp_equal, 0);
+  // Measured 2026-11-29: 368 cases, 358 prepared, 349 generation prompts equal, 355 parsed,
+  // GBNF 170/210 (dedicated gpt-oss/Gemma 4/DSML/Functionary parsers not written yet).
+  EXPECT_GE(gp_equal, 340);
+  EXPECT_GE(parsed, 340);
+  EXPECT_GE(gbnf_ok, 160);
 }
 
 }  // namespace
