@@ -214,13 +214,9 @@ TEST(BackendClient, StreamWithoutFinalEventIsBadResponse) {
 }
 
 TEST(BackendClient, UnreachableBackend) {
-  int port = 0;
-  {
-    fixture_backend closed;  // a port that was just free and is closed again
-    port = closed.port();
-  }
-  backend_client c({.url = "http://127.0.0.1:" + std::to_string(port),
-                    .connect_timeout = std::chrono::seconds(2)});
+  testing::closed_port closed;
+  ASSERT_NE(closed.port(), 0);
+  backend_client c({.url = closed.url(), .connect_timeout = std::chrono::seconds(2)});
   auto out = c.complete({.prompt = "x"}, [](backend_chunk&&) { return true; });
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.error->code, backend_errc::unreachable);

@@ -7,6 +7,9 @@
 #pragma once
 
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -44,6 +47,34 @@ inline std::vector<std::string> split_chars(std::string_view text, std::size_t n
   }
   return out;
 }
+
+// A loopback port bound but never listening: connecting is refused, and since the socket stays
+// open no other test process can take the port meanwhile.
+class closed_port {
+ public:
+  closed_port() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (fd_ >= 0 && ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+      port_ = ntohs(addr.sin_port);
+    }
+  }
+  ~closed_port() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  closed_port(const closed_port&) = delete;
+  closed_port& operator=(const closed_port&) = delete;
+  int port() const { return port_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
 
 class fixture_backend {
  public:

@@ -217,16 +217,13 @@ TEST(Gateway, BackendFailuresAre502BeforeStreaming) {
 }
 
 TEST(Gateway, UnreachableBackendIs502) {
-  int port = 0;
-  {
-    testing::fixture_backend closed;
-    port = closed.port();
-  }
+  testing::closed_port closed;
+  ASSERT_NE(closed.port(), 0);
   auto tmpl = chat::chat_template::create(testing::hermes_template);
   ASSERT_TRUE(tmpl);
-  auto g = gateway::create(*tmpl, {.server = {.port = 0, .log = log_format::none},
-                                   .backend = {.url = "http://127.0.0.1:" + std::to_string(port),
-                                               .connect_timeout = std::chrono::seconds(2)}});
+  auto g = gateway::create(
+      *tmpl, {.server = {.port = 0, .log = log_format::none},
+              .backend = {.url = closed.url(), .connect_timeout = std::chrono::seconds(2)}});
   ASSERT_TRUE(g);
   auto& gw = **g;
   ASSERT_TRUE(gw.bind());
