@@ -9,12 +9,51 @@
 namespace chatpeg::chat::detail {
 namespace {
 
+using peg::parser;
+using peg::tag;
+
+// Functionary v3.2: the generation prompt ends with ">>>"; each block is `all\n<text>` or
+// `NAME\n{json arguments}`, blocks separated by ">>>". The parser reads ">>>" + output (see
+// prepare's parse_prefix); the GBNF constrains the output from the first block name on.
+base::result<gen_result> functionary_v3_2(gen_context& c) {
+  auto& b = c.b;
+  std::vector<parser> calls;
+  for (const json::value* tool : c.tools) {
+    auto args = json_arguments(c, *tool);
+    if (!args) return args.error();
+    const std::string name = tool_name(*tool);
+    calls.push_back(
+        b.rule(c.unique_rule("tool-" + sanitize(name)),
+               b.tag(tag::tool, b.atomic(b.tag(tag::tool_name, b.literal(name))) + b.literal("\n") +
+                                    c.ws() + b.tag(tag::tool_args, *args) + c.ws())));
+  }
+  const bool with_tools = c.body == body_kind::tools && !calls.empty();
+  auto text = b.literal("all\n") + b.content(b.until(">>>"));
+  parser block = text;
+  if (with_tools) {
+    auto call = calls.size() == 1 ? calls[0] : b.choice(calls);
+    block = c.tool_required ? call : b.choice({call, text});
+  }
+  const std::uint32_t more = with_tools && c.req.parallel_tool_calls ? peg::unbounded : 1;
+  auto rest = b.repeat(b.literal(">>>") + block, 0, more);
+  gen_result out;
+  auto first = c.for_gbnf ? block : b.literal(">>>") + block;
+  if (c.for_gbnf || c.tool_required) {
+    out.root = first + rest + b.end();
+  } else {
+    out.root = b.choice({first + rest + b.end(), b.content(b.rest())});
+  }
+  return out;
+}
+
 struct dedicated_entry {
   std::string_view handler;
   dedicated_builder build;
 };
 
-constexpr std::array<dedicated_entry, 0> table{};
+constexpr std::array<dedicated_entry, 1> table{{
+    {"functionary-v3.2", functionary_v3_2},
+}};
 
 }  // namespace
 

@@ -357,3 +357,63 @@ INSTANTIATE_TEST_SUITE_P(formats, parser_gen_table, ::testing::ValuesIn(cases())
 
 }  // namespace
 }  // namespace chatpeg::chat
+
+namespace chatpeg::chat {
+namespace {
+
+TEST(parser_gen, tools_with_a_user_grammar_is_rejected) {
+  auto req = testing::make_request(body(R"(,"grammar":"root ::= \"x\"")"));
+  auto p = generate(hermes(), req);
+  ASSERT_FALSE(p.has_value());
+  EXPECT_EQ(p.error().code, base::errc::invalid_argument);
+  EXPECT_EQ(p.error().where.path, "$.grammar");
+}
+
+TEST(parser_gen, tools_without_tool_syntax_fail_with_the_analysis_error) {
+  analysis a;
+  a.tool_error = "tool stage: no call found";
+  auto p = generate(a, testing::make_request(body("")));
+  ASSERT_FALSE(p.has_value());
+  EXPECT_EQ(p.error().code, base::errc::analysis_failed);
+  EXPECT_NE(p.error().message.find("no call found"), std::string::npos);
+}
+
+TEST(parser_gen, tool_choice_none_is_content_only) {
+  auto p = generate(hermes(), testing::make_request(body(R"(,"tool_choice":"none")")));
+  ASSERT_TRUE(p.has_value());
+  EXPECT_TRUE(p->gbnf.empty());
+  EXPECT_EQ(testing::parse_summary(*p, "<tool_call>x"), "content='<tool_call>x'");
+}
+
+TEST(parser_gen, auto_is_lazy_with_a_word_trigger) {
+  auto p = generate(hermes(), testing::make_request(body("")));
+  ASSERT_TRUE(p.has_value());
+  EXPECT_TRUE(p->grammar_lazy);
+  ASSERT_EQ(p->triggers.size(), 1u);
+  EXPECT_EQ(p->triggers[0].value, "<tool_call>");
+  EXPECT_EQ(p->preserved_tokens, hermes().preserved_tokens);
+  auto r = generate(hermes(), testing::make_request(body(R"(,"tool_choice":"required")")));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_FALSE(r->grammar_lazy);
+  EXPECT_TRUE(r->triggers.empty());
+}
+
+TEST(parser_gen, json_schema_answer_plain_or_fenced) {
+  auto req = testing::make_request(
+      R"({"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema",
+      "json_schema":{"schema":{"type":"object","properties":{"n":{"type":"integer"}},
+      "required":["n"]}}}})");
+  auto p = generate(analysis{}, req);
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  EXPECT_FALSE(p->grammar_lazy);
+  for (const std::string out : {"{\"n\": 1}", "```json\n{\"n\": 2}\n```"}) {
+    EXPECT_NE(testing::parse_summary(*p, out), "FAIL") << out;
+    std::string why;
+    EXPECT_TRUE(testing::gbnf_accepts(*p, out, &why)) << why;
+  }
+  EXPECT_EQ(testing::parse_summary(*p, "{\"n\": \"x\"}"), "FAIL");
+  EXPECT_EQ(testing::parse_summary(*p, "Sure: {\"n\": 1}"), "FAIL");
+}
+
+}  // namespace
+}  // namespace chatpeg::chat
