@@ -13,8 +13,9 @@ bool has(std::string_view src, std::string_view needle) {
 
 // Old Qwen-style templates (QwQ, DeepSeek-R1-Distill) strip "...</think>" from history with
 // content.split('</think>') and never read reasoning_content: the model still thinks.
-bool splits_think(std::string_view s, const analysis&) {
-  return (has(s, "split('</think>')") || has(s, "split(\"</think>\")")) &&
+bool splits_think(std::string_view s, const analysis& a) {
+  return a.source != analysis_source::dedicated &&
+         (has(s, "split('</think>')") || has(s, "split(\"</think>\")")) &&
          !has(s, "reasoning_content");
 }
 void set_think(analysis& a) {
