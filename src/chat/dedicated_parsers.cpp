@@ -46,13 +46,21 @@ base::result<gen_result> functionary_v3_2(gen_context& c) {
   return out;
 }
 
+// DeepSeek V3.2 DSML: the generic tagged generator, with each parameter value announced by
+// string="true" (raw text) or string="false" (a JSON value typed by the schema).
+base::result<gen_result> deepseek_dsml(gen_context& c) {
+  c.string_flag_values = true;
+  return build_generic(c);
+}
+
 struct dedicated_entry {
   std::string_view handler;
   dedicated_builder build;
 };
 
-constexpr std::array<dedicated_entry, 1> table{{
+constexpr std::array<dedicated_entry, 2> table{{
     {"functionary-v3.2", functionary_v3_2},
+    {"deepseek-v3.2-dsml", deepseek_dsml},
 }};
 
 }  // namespace

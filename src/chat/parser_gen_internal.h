@@ -43,6 +43,8 @@ struct gen_context {
   std::string parse_prefix;
   int rule_counter = 0;
   peg::parser py_value{};  // the shared Python literal rule, once defined
+  // DSML: each tagged value opens with `true">` (raw string) or `false">` (JSON value).
+  bool string_flag_values = false;
 
   peg::parser ws();  // 0..max_free_space whitespace characters
   // A marker with its leading/trailing whitespace made flexible: "\n</tool_call>\n" →

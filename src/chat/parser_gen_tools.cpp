@@ -153,6 +153,17 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
 
   auto value_for = [&](const json::value& schema, const std::string& rule) -> base::result<parser> {
     if (ts.values == value_syntax::python) return b.tag(tag::tool_arg_value, python_value(c));
+    if (c.string_flag_values) {
+      auto raw = b.literal("true\">") + raw_text();
+      if (is_plain_string_schema(schema)) return raw;
+      grammar::schema_options so;
+      so.name = rule;
+      auto compiled = grammar::compile_schema(b, schema, so);
+      if (!compiled) return compiled.error();
+      auto typed =
+          b.literal("false\">") + b.tag(tag::tool_arg_value, compiled->parser + b.peek(terminator));
+      return b.choice({typed, raw});
+    }
     if (ts.values == value_syntax::raw) {
       if (is_plain_string_schema(schema)) return raw_text();
       grammar::schema_options so;

@@ -1,5 +1,5 @@
 // Dedicated parser builders (keyed by analysis.handler): sample outputs parse to the expected
-// tags and the GBNF accepts them. Functionary v3.2 only so far.
+// tags and the GBNF accepts them (Functionary v3.2, DeepSeek V3.2 DSML).
 #include <gtest/gtest.h>
 
 #include "gen_test_support.h"
@@ -33,6 +33,36 @@ TEST(dedicated_parsers, functionary_v3_2) {
   }
   // An unknown function is not a call.
   EXPECT_EQ(parse_summary(*p, "get_date\n{}"), "content='>>>get_date\n{}'");
+}
+
+TEST(dedicated_parsers, deepseek_v3_2_dsml) {
+  analysis a;
+  a.handler = "deepseek-v3.2-dsml";
+  tool_syntax& t = a.tools;
+  t.format = tool_format::tag_with_tagged;
+  t.section_start = "<｜DSML｜function_calls>\n";
+  t.section_end = "</｜DSML｜function_calls>";
+  t.name_prefix = "<｜DSML｜invoke name=\"";
+  t.name_suffix = "\">\n";
+  t.call_end = "</｜DSML｜invoke>\n";
+  t.arg_name_prefix = "<｜DSML｜parameter name=\"";
+  t.arg_name_suffix = "\" string=\"";
+  t.arg_value_end = "</｜DSML｜parameter>\n";
+  t.values = value_syntax::raw;
+  auto req = make_request(R"({"messages":[{"role":"user","content":"hi"}],"tools":[
+    {"type":"function","function":{"name":"f","parameters":{"type":"object",
+      "properties":{"n":{"type":"integer"},"s":{"type":"string"}}}}}]})");
+  auto p = generate(a, req);
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  const std::string out =
+      "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"n\" "
+      "string=\"false\">1</｜DSML｜parameter>\n<｜DSML｜parameter name=\"s\" string=\"true\">a "
+      "b</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>";
+  EXPECT_EQ(parse_summary(*p, out),
+            "|tool_name='f' tool_arg_name='n' tool_arg_value='1' tool_arg_name='s' "
+            "tool_arg_string_value='a b'");
+  std::string why;
+  EXPECT_TRUE(gbnf_accepts(*p, out, &why)) << why;
 }
 
 TEST(dedicated_parsers, unknown_handler_uses_the_generic_generator) {
