@@ -176,8 +176,12 @@ gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::st
                      c.mark(cs.end) + c.ws();
       before = b.choice({wrapped + b.peek(calls), before});
     }
-    out.root = reasoning + before + b.optional(calls + c.ws()) + b.end();
+    // The lazy GBNF starts at the trigger and must also allow the whitespace after calls.
+    auto tail = b.rule(c.unique_rule("tool-calls-tail"), calls + c.ws());
+    out.root = reasoning + before + b.optional(tail) + b.end();
     for (auto& w : words) out.triggers.push_back({trigger_type::word, w});
+    out.lazy_from = tail;
+    return out;
   }
   out.lazy_from = calls;
   return out;
