@@ -392,13 +392,20 @@ std::string tojson(interp& in, const value& v, const value& indent, const value&
 }
 
 void install_globals(interp&, scope& globals) {
-  add(globals, "range", fn_range);
-  add(globals, "dict", fn_dict);
-  add(globals, "namespace", fn_namespace);
-  add(globals, "raise_exception", fn_raise);
-  add(globals, "strftime_now", fn_strftime);
-  add(globals, "joiner", fn_joiner);
-  add(globals, "cycler", fn_cycler);
+  // The built-in functions are stateless: build them once and share them across renders
+  // (copying a value only bumps a reference count).
+  static const std::vector<std::pair<std::string, value>> builtins = [] {
+    scope s(nullptr);
+    add(s, "range", fn_range);
+    add(s, "dict", fn_dict);
+    add(s, "namespace", fn_namespace);
+    add(s, "raise_exception", fn_raise);
+    add(s, "strftime_now", fn_strftime);
+    add(s, "joiner", fn_joiner);
+    add(s, "cycler", fn_cycler);
+    return s.vars;
+  }();
+  globals.vars = builtins;
 }
 
 }  // namespace chatpeg::jinja::detail

@@ -149,12 +149,14 @@ base::result<std::string> render(const program& prog, const json::value& context
   auto root = std::make_shared<scope>(globals);
   if (context.is_object()) {
     root->vars.reserve(context.size() + 8);
+    key_cache keys;  // shared by all top-level entries: keys repeat across messages/tools
     for (auto it = context.begin(); it != context.end(); ++it)
-      root->set(it.key(), from_json(it.value()));
+      root->set(it.key(), from_json(it.value(), keys));
   } else if (!context.is_null()) {
     return base::make_error(base::errc::invalid_argument, "render context must be a JSON object");
   }
   std::string out;
+  out.reserve(prog.source.size() + 1024);  // one buffer, rarely regrown
   in.out = &out;
   in.current = root;
   std::optional<base::error> failure;

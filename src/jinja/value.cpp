@@ -467,18 +467,15 @@ std::string type_name(const value& v) {
   return "object";
 }
 
-namespace {
-
 // Object keys repeat a lot in chat contexts ("role", "content", "type", "function", schema
 // keywords): share one string value per distinct key instead of allocating each time.
-struct key_cache {
-  std::unordered_map<std::string_view, value> map;
-  const value& get(const std::string& key) {
-    auto it = map.find(key);
-    if (it != map.end()) return it->second;
-    return map.emplace(std::string_view(key), value::string(key)).first->second;
-  }
-};
+const value& key_cache::get(const std::string& key) {
+  auto it = map.find(key);
+  if (it != map.end()) return it->second;
+  return map.emplace(std::string_view(key), value::string(key)).first->second;
+}
+
+namespace {
 
 value convert(const json::value& j, std::size_t depth, key_cache& keys) {
   if (depth > 512) return value::none();
@@ -524,6 +521,10 @@ value convert(const json::value& j, std::size_t depth, key_cache& keys) {
 value from_json(const json::value& j, std::size_t depth) {
   key_cache keys;
   return convert(j, depth, keys);
+}
+
+value from_json(const json::value& j, key_cache& keys) {
+  return convert(j, 0, keys);
 }
 
 std::size_t utf8_length(std::string_view s) {

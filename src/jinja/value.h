@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -204,6 +205,13 @@ void append_repr(std::string& out, const value& v);
 void append_float_repr(std::string& out, double d);
 std::string type_name(const value& v);
 value from_json(const json::value& j, std::size_t depth = 0);
+// One string value per distinct object key, shared across conversions (the viewed keys live
+// in the json::value, which must outlive the cache).
+struct key_cache {
+  std::unordered_map<std::string_view, value> map;
+  const value& get(const std::string& key);
+};
+value from_json(const json::value& j, key_cache& keys);
 
 // UTF-8 code point helpers for Python-like str indexing.
 std::size_t utf8_length(std::string_view s);
