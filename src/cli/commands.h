@@ -15,6 +15,10 @@ inline constexpr int exit_failed = 1;  // input understood but failed
 inline constexpr int exit_usage = 2;   // bad flags, unreadable file, invalid JSON
 
 void register_grammar(CLI::App& app);
+void register_render(CLI::App& app);
+void register_analyze(CLI::App& app);
+void register_parse(CLI::App& app);
+void register_serve(CLI::App& app);
 
 int exit_code();
 void set_exit_code(int code);

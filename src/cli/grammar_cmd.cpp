@@ -10,13 +10,17 @@
 #include "chatpeg/base/file.h"
 #include "chatpeg/grammar/gbnf.h"
 #include "cli/commands.h"
+#include "cli/grammar_request.h"
 
 namespace chatpeg::cli {
 namespace {
 
 struct grammar_args {
-  std::string check;  // --check: GBNF file to read
-  std::string input;  // --input: text the grammar must accept
+  std::string check;   // --check: GBNF file to read
+  std::string input;   // --input: text the grammar must accept
+  template_args tmpl;  // --template ... --request: the grammar of a chat request
+  std::string request;
+  bool json = false;
 };
 
 // Reads a file; an unreadable file is a usage error (exit 2).
@@ -68,7 +72,18 @@ int run_check(const grammar_args& args) {
 }
 
 int run_grammar(const grammar_args& args) {
+  if (!args.check.empty() && !args.tmpl.path.empty()) {
+    report("grammar: give either --check or --template/--request", "command line");
+    return exit_usage;
+  }
   if (!args.check.empty()) return run_check(args);
+  if (!args.tmpl.path.empty() || !args.request.empty()) {
+    if (args.tmpl.path.empty() || args.request.empty()) {
+      report("grammar: --template and --request go together", "command line");
+      return exit_usage;
+    }
+    return run_grammar_request(args.tmpl, args.request, args.json);
+  }
   report(args.input.empty() ? "grammar: give --check GRAMMAR.gbnf"
                             : "grammar: --input needs --check GRAMMAR.gbnf",
          "command line");
@@ -79,10 +94,16 @@ int run_grammar(const grammar_args& args) {
 
 void register_grammar(CLI::App& app) {
   auto args = std::make_shared<grammar_args>();
-  CLI::App* sub = app.add_subcommand("grammar", "GBNF grammars: check a grammar and an input");
+  CLI::App* sub = app.add_subcommand(
+      "grammar", "GBNF grammars: of a chat request, or check a grammar and an input");
   sub->add_option("--check", args->check, "GBNF grammar file to read and check");
   sub->add_option("--input", args->input,
                   "with --check: file whose whole text the grammar must accept");
+  add_template_options(sub, args->tmpl, {.with_analysis = true, .required = false});
+  sub->add_option("--request", args->request, "with --template: OpenAI chat request JSON");
+  sub->add_flag("--json", args->json,
+                "with --request: print gbnf, lazy, triggers, preserved_tokens, stops, "
+                "generation_prompt as JSON");
   sub->callback([args] { set_exit_code(run_grammar(*args)); });
 }
 

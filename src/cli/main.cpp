@@ -8,7 +8,11 @@ int main(int argc, char** argv) {
   CLI::App app{"chatpeg: chat templates to prompts, grammars and parsers"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "chatpeg 0.1.0");
+  chatpeg::cli::register_analyze(app);
+  chatpeg::cli::register_render(app);
+  chatpeg::cli::register_parse(app);
   chatpeg::cli::register_grammar(app);
+  chatpeg::cli::register_serve(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

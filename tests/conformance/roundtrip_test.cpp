@@ -1,0 +1,89 @@
+// End to end over the round-trip corpus (shared/conformance/roundtrip): a template's own
+// rendering of an assistant message, parsed back, must give that message. The request is the
+// one the corpus README prescribes (tool_choice auto, parallel calls, reasoning auto, every
+// other render_context key as chat_template_kwargs). Prints per-template counts and asserts a
+// floor.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "chatpeg/chat/prepare.h"
+#include "chatpeg/stream/parse.h"
+#include "support/conformance.h"
+
+namespace chatpeg::stream {
+namespace {
+
+constexpr int kFloor = 266;  // of 295; raised as the implementation improves
+
+TEST(ConformanceRoundtrip, Cases) {
+  CHATPEG_REQUIRE_SHARED(shared);
+  const auto dir = shared / "conformance" / "roundtrip";
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  int total = 0, passed = 0;
+  std::vector<std::string> failures;
+  for (const auto& path : files) {
+    auto doc = json::parse(testing::read_file(path));
+    ASSERT_TRUE(doc) << path;
+    const std::string file = (*doc)["template"].get<std::string>() + ".jinja";
+    json::value special = doc->value("special_tokens", json::value::object());
+    std::string error;
+    auto tmpl = testing::corpus_template(shared, file, special, &error);
+    int t_total = 0, t_passed = 0;
+    for (const auto& cs : (*doc)["cases"]) {
+      ++t_total;
+      const std::string label = cs["id"].get<std::string>();
+      if (!tmpl) {
+        failures.push_back(label + ": template: " + error);
+        continue;
+      }
+      const json::value& ctx = cs["render_context"];
+      json::value body = json::value::object();
+      body["messages"] = ctx["messages"];
+      if (ctx.contains("tools")) body["tools"] = ctx["tools"];
+      body["tool_choice"] = "auto";
+      body["parallel_tool_calls"] = true;
+      body["reasoning_format"] = "auto";
+      json::value kwargs = json::value::object();
+      for (const auto& [k, v] : ctx.items()) {
+        if (k != "messages" && k != "tools") kwargs[k] = v;
+      }
+      body["chat_template_kwargs"] = kwargs;
+      auto req = chat::request::from_json(body);
+      if (!req) {
+        failures.push_back(label + ": request: " + req.error().to_string());
+        continue;
+      }
+      auto prep = chat::prepare(*tmpl, *req);
+      if (!prep) {
+        failures.push_back(label + ": prepare: " + prep.error().to_string());
+        continue;
+      }
+      auto msg = parse(*prep, cs["model_output"].get<std::string>());
+      if (!msg) {
+        failures.push_back(label + ": parse: " + msg.error().to_string());
+        continue;
+      }
+      if (auto diff = testing::compare_message(*msg, cs["expected"], false); !diff.empty()) {
+        failures.push_back(label + ": " + diff);
+        continue;
+      }
+      ++t_passed;
+    }
+    total += t_total;
+    passed += t_passed;
+    std::cout << "  " << (*doc)["template"].get<std::string>() << ": " << t_passed << "/" << t_total
+              << "\n";
+  }
+  for (const auto& f : failures) std::cout << "  FAIL " << f << "\n";
+  std::cout << "roundtrip conformance: " << passed << "/" << total << " cases\n";
+  EXPECT_GE(passed, kFloor);
+}
+
+}  // namespace
+}  // namespace chatpeg::stream

@@ -1,0 +1,104 @@
+// Helpers shared by the end-to-end conformance tests: loading a chat template from the
+// shared corpus (with its special tokens) and the comparison rule of the conformance READMEs
+// (content/reasoning equal after trimming, same calls in order, names equal, arguments equal
+// as parsed JSON, ids only when expected has one).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "chatpeg/base/strings.h"
+#include "chatpeg/chat/message.h"
+#include "chatpeg/chat/template.h"
+#include "chatpeg/json/json.h"
+#include "support/shared_data.h"
+
+namespace chatpeg::testing {
+
+// Caches compiled templates by file stem for the duration of a test binary.
+inline std::shared_ptr<const chat::chat_template> corpus_template(
+    const std::filesystem::path& shared, const std::string& file, const json::value& special_tokens,
+    std::string* error) {
+  static std::map<std::string, std::shared_ptr<const chat::chat_template>> cache;
+  const std::string key = file + "\n" + json::dump(special_tokens);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  chat::template_options options;
+  options.file = file;
+  options.special_tokens = special_tokens;
+  auto t = chat::chat_template::create(read_file(shared / "templates" / file), options);
+  if (!t) {
+    if (error) *error = t.error().to_string();
+    return nullptr;
+  }
+  cache.emplace(key, *t);
+  return *t;
+}
+
+inline json::value special_tokens_for(const std::filesystem::path& shared,
+                                      const std::string& stem) {
+  static json::value all = [&] {
+    auto v = json::parse(read_file(shared / "conformance" / "render" / "special_tokens.json"));
+    return v ? *v : json::value::object();
+  }();
+  if (all.contains(stem) && all[stem].contains("tokens")) return all[stem]["tokens"];
+  return json::value::object();
+}
+
+inline std::string trimmed(const json::value& v) {
+  if (!v.is_string()) return "";
+  return std::string(base::trim(v.get<std::string>()));
+}
+
+inline std::string trimmed(const std::optional<std::string>& s) {
+  return s ? std::string(base::trim(*s)) : std::string();
+}
+
+// Compares got against an expected message JSON; returns "" when equal, else what differs.
+// expected tool_calls: [{"name", "arguments" (JSON string or object), "id"?}].
+inline std::string compare_message(const chat::message& got, const json::value& expected,
+                                   bool partial) {
+  if (trimmed(got.content) != trimmed(expected.value("content", json::value()))) {
+    return "content: got " + json::quote(got.content.value_or("")) + ", want " +
+           json::dump(expected.value("content", json::value()));
+  }
+  if (trimmed(got.reasoning_content) !=
+      trimmed(expected.value("reasoning_content", json::value()))) {
+    return "reasoning: got " + json::quote(got.reasoning_content.value_or("")) + ", want " +
+           json::dump(expected.value("reasoning_content", json::value()));
+  }
+  const json::value calls = expected.value("tool_calls", json::value::array());
+  if (got.tool_calls.size() != calls.size()) {
+    return "tool calls: got " + std::to_string(got.tool_calls.size()) + ", want " +
+           std::to_string(calls.size());
+  }
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const auto& g = got.tool_calls[i];
+    const auto& w = calls[i];
+    if (g.name != w.value("name", "")) return "call " + std::to_string(i) + " name: " + g.name;
+    json::value want_args = w.value("arguments", json::value::object());
+    if (want_args.is_string()) {
+      auto parsed = json::parse(want_args.get<std::string>());
+      if (parsed)
+        want_args = *parsed;
+      else if (partial)
+        continue;
+    }
+    auto got_args = json::parse(g.arguments);
+    if (!got_args) {
+      if (partial) continue;
+      return "call " + std::to_string(i) + " arguments not JSON: " + g.arguments;
+    }
+    if (*got_args != want_args) {
+      return "call " + std::to_string(i) + " arguments: got " + g.arguments + ", want " +
+             json::dump(want_args);
+    }
+    const std::string want_id = w.value("id", "");
+    if (!want_id.empty() && g.id != want_id) {
+      return "call " + std::to_string(i) + " id: got " + g.id + ", want " + want_id;
+    }
+  }
+  return "";
+}
+
+}  // namespace chatpeg::testing
