@@ -35,7 +35,7 @@ run: build
 	@$(BUILD_DIR)/src/cli/chatpeg grammar --check examples/tool_call.gbnf --input examples/tool_call.txt
 
 test: build
-	@cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure 2>&1 | grep -v -E '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed' ; exit $${PIPESTATUS[0]}
+	@cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure 2>&1 | grep -v -E '^ *([0-9]+/[0-9]+ Test +#[0-9]+: .* Passed|Start +[0-9]+: )' ; exit $${PIPESTATUS[0]}
 
 bench: build
 	@for b in $(BUILD_DIR)/bench/*_bench; do echo "== $$b"; $$b --benchmark_counters_tabular=true || exit 1; done

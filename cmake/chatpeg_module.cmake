@@ -4,6 +4,12 @@
 # #include lines, so a module cannot reach a module it did not declare.
 # Designated initializers leave option fields at their defaults on purpose.
 set(CHATPEG_WARNINGS -Wall -Wextra -Wpedantic -Wnon-virtual-dtor -Wno-missing-field-initializers)
+# GCC 12 reports false positives inside libstdc++'s inlined std::string copies at -O2/-O3
+# (GCC bugs 105329 and 105651: -Wrestrict on operator+, -Wmaybe-uninitialized on assign).
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_GREATER_EQUAL 12
+   AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+  list(APPEND CHATPEG_WARNINGS -Wno-restrict -Wno-maybe-uninitialized)
+endif()
 
 function(chatpeg_warnings target)
   target_compile_options(${target} PRIVATE ${CHATPEG_WARNINGS})

@@ -17,29 +17,8 @@ base::error bad(const std::string& path, std::string message, std::string expect
                           std::move(where), std::move(expected));
 }
 
-const char* type_name(const json::value& v) {
-  switch (v.type()) {
-    case json::value::value_t::null:
-      return "null";
-    case json::value::value_t::boolean:
-      return "a boolean";
-    case json::value::value_t::string:
-      return "a string";
-    case json::value::value_t::array:
-      return "an array";
-    case json::value::value_t::object:
-      return "an object";
-    case json::value::value_t::binary:
-      return "binary";
-    case json::value::value_t::discarded:
-      return "nothing";
-    default:
-      return "a number";
-  }
-}
-
 base::error wrong_type(const std::string& path, const json::value& v, const char* expected) {
-  return bad(path, std::string("expected ") + expected + ", got " + type_name(v), expected);
+  return bad(path, std::string("expected ") + expected + ", got " + json::type_name(v), expected);
 }
 
 base::status check_tool_call(const json::value& call, const std::string& path) {

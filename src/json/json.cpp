@@ -14,13 +14,18 @@ std::size_t max_nesting(std::string_view text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
-    if (c == '"') in_string = true;
-    else if (c == '[' || c == '{') best = std::max(best, ++depth);
-    else if ((c == ']' || c == '}') && depth > 0) --depth;
+    if (c == '"')
+      in_string = true;
+    else if (c == '[' || c == '{')
+      best = std::max(best, ++depth);
+    else if ((c == ']' || c == '}') && depth > 0)
+      --depth;
   }
   return best;
 }
@@ -32,8 +37,7 @@ base::result<value> parse(std::string_view text, const parse_options& options) {
   where.file = options.file;
   if (max_nesting(text) > options.max_depth) {
     return base::make_error(base::errc::limit_exceeded,
-                            "JSON nesting deeper than " + std::to_string(options.max_depth),
-                            where);
+                            "JSON nesting deeper than " + std::to_string(options.max_depth), where);
   }
   try {
     return value::parse(text.begin(), text.end());
@@ -58,13 +62,27 @@ void append_escaped(std::string& out, std::string_view text) {
   for (const char c : text) {
     const auto b = static_cast<unsigned char>(c);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (b < 0x20) {
           char buf[8];
@@ -101,6 +119,27 @@ std::string path_key(std::string_view parent, std::string_view key) {
     out += ']';
   }
   return out;
+}
+
+const char* type_name(const value& v) {
+  switch (v.type()) {
+    case value::value_t::null:
+      return "null";
+    case value::value_t::boolean:
+      return "a boolean";
+    case value::value_t::string:
+      return "a string";
+    case value::value_t::array:
+      return "an array";
+    case value::value_t::object:
+      return "an object";
+    case value::value_t::binary:
+      return "binary";
+    case value::value_t::discarded:
+      return "nothing";
+    default:
+      return "a number";
+  }
 }
 
 std::string path_index(std::string_view parent, std::size_t index) {

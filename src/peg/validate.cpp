@@ -11,26 +11,6 @@
 namespace chatpeg::peg {
 namespace {
 
-template <class F>
-void for_each_child(const node& n, F&& f) {
-  std::visit(
-      [&](const auto& v) {
-        using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, nodes::sequence> || std::is_same_v<T, nodes::choice>) {
-          for (const auto c : v.children) f(c);
-        } else if constexpr (std::is_same_v<T, nodes::repetition> ||
-                             std::is_same_v<T, nodes::peek> || std::is_same_v<T, nodes::negate> ||
-                             std::is_same_v<T, nodes::atomic> || std::is_same_v<T, nodes::tagged> ||
-                             std::is_same_v<T, nodes::rule> || std::is_same_v<T, nodes::schema> ||
-                             std::is_same_v<T, nodes::gbnf>) {
-          f(v.child);
-        } else if constexpr (std::is_same_v<T, nodes::ref>) {
-          f(v.target);
-        }
-      },
-      n);
-}
-
 // The single child of a wrapper node (rule, tag, ref target, ...), or no_node.
 node_id wrapped_child(const node& n) {
   node_id out = no_node;
@@ -67,7 +47,7 @@ std::vector<std::string_view> owner_rules(const grammar& g) {
       owner[id] = rule->name;
       const node& n = g.at(id);
       if (std::holds_alternative<nodes::ref>(n)) continue;
-      for_each_child(n, [&](node_id c) {
+      detail::for_each_edge(n, [&](node_id c) {
         if (c < g.size() && !seen[c] && !std::holds_alternative<nodes::rule>(g.at(c))) {
           seen[c] = true;
           stack.push_back(c);
@@ -158,7 +138,7 @@ std::vector<validation_issue> validate(const grammar& g) {
       }
       continue;
     }
-    for_each_child(n, [&](node_id c) { dangling = dangling || c >= count; });
+    detail::for_each_edge(n, [&](node_id c) { dangling = dangling || c >= count; });
     if (dangling) {
       report(i, "node #" + std::to_string(i) + " (" + std::string(node_kind_name(n)) +
                     ") has a missing child");

@@ -17,23 +17,6 @@ openai_error bad_field(std::string path, std::string what) {
       .status = 400, .message = "invalid request: " + path + ": " + what, .param = std::move(path)};
 }
 
-const char* type_name(const json::value& v) {
-  switch (v.type()) {
-    case json::value::value_t::null:
-      return "null";
-    case json::value::value_t::boolean:
-      return "a boolean";
-    case json::value::value_t::string:
-      return "a string";
-    case json::value::value_t::array:
-      return "an array";
-    case json::value::value_t::object:
-      return "an object";
-    default:
-      return "a number";
-  }
-}
-
 // Optional field of a given kind; null counts as absent (OpenAI clients send nulls).
 template <class Check>
 std::optional<openai_error> check(const json::value& body, const char* key, Check ok,
@@ -41,7 +24,7 @@ std::optional<openai_error> check(const json::value& body, const char* key, Chec
   const auto it = body.find(key);
   if (it == body.end() || it->is_null() || ok(*it)) return std::nullopt;
   return bad_field(json::path_key("$", key),
-                   std::string("expected ") + expected + ", got " + type_name(*it));
+                   std::string("expected ") + expected + ", got " + json::type_name(*it));
 }
 
 bool present(const json::value& body, const char* key) {
@@ -125,7 +108,7 @@ std::optional<openai_error> parse_chat_body(std::string_view text, chat_call& ou
     if (const auto iu = so.find("include_usage"); iu != so.end() && !iu->is_null()) {
       if (!iu->is_boolean()) {
         return bad_field("$.stream_options.include_usage",
-                         std::string("expected a boolean, got ") + type_name(*iu));
+                         std::string("expected a boolean, got ") + json::type_name(*iu));
       }
       out.include_usage = iu->get<bool>();
     }

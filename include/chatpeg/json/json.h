@@ -30,6 +30,9 @@ std::string quote(std::string_view text);
 // Appends the JSON escape of text (no quotes) to out.
 void append_escaped(std::string& out, std::string_view text);
 
+// "a string", "an object", "null", ... for error messages about wrong types.
+const char* type_name(const value& v);
+
 // JSON path of a child, for error locations: path_key("$", "a") == "$.a",
 // path_index("$.a", 2) == "$.a[2]".
 std::string path_key(std::string_view parent, std::string_view key);
