@@ -314,6 +314,18 @@ static void append_string_repr(std::string& out, std::string_view s) {
   out += q;
 }
 
+// "k1: v1, k2: v2" with Python reprs, shared by dict and namespace printing.
+static void append_dict_entries(std::string& out, const value& v) {
+  bool first = true;
+  for (const auto& e : v.dict().entries) {
+    if (!first) out += ", ";
+    first = false;
+    append_repr(out, e.first);
+    out += ": ";
+    append_repr(out, e.second);
+  }
+}
+
 void append_repr(std::string& out, const value& v) {
   switch (v.kind()) {
     case vkind::string:
@@ -339,19 +351,11 @@ void append_repr(std::string& out, const value& v) {
       out += tuple ? ')' : ']';
       return;
     }
-    case vkind::dict: {
+    case vkind::dict:
       out += '{';
-      bool first = true;
-      for (const auto& e : v.dict().entries) {
-        if (!first) out += ", ";
-        first = false;
-        append_repr(out, e.first);
-        out += ": ";
-        append_repr(out, e.second);
-      }
+      append_dict_entries(out, v);
       out += '}';
       return;
-    }
     case vkind::undefined:
       return;
     default:
@@ -386,19 +390,11 @@ void append_str(std::string& out, const value& v) {
     case vkind::dict:
       append_repr(out, v);
       return;
-    case vkind::ns: {
+    case vkind::ns:
       out += "<Namespace {";
-      bool first = true;
-      for (const auto& e : v.dict().entries) {
-        if (!first) out += ", ";
-        first = false;
-        append_repr(out, e.first);
-        out += ": ";
-        append_repr(out, e.second);
-      }
+      append_dict_entries(out, v);
       out += "}>";
       return;
-    }
     case vkind::callable:
       out += v.fn().repr();
       return;
