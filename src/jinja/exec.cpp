@@ -260,12 +260,23 @@ flow set_stmt::exec(interp& in) const {
   return flow::normal;
 }
 
+// Renders a block body in a child scope and pipes the text through the block's filters
+// ({% set x | f %}...{% endset %}, {% filter f %}...{% endfilter %}). A break/continue
+// escaping the body is returned in `escaped` and no value is produced.
+static value render_filtered_block(interp& in, const body& content,
+                                   const std::vector<std::unique_ptr<filter_expr>>& filters,
+                                   flow& escaped) {
+  std::string text = in.capture(content, std::make_shared<scope>(in.current), &escaped);
+  if (escaped != flow::normal) return value{};
+  value v = value::string(std::move(text));
+  for (const auto& filter : filters) v = filter->apply(in, std::move(v));
+  return v;
+}
+
 flow set_block_stmt::exec(interp& in) const {
   flow f = flow::normal;
-  std::string text = in.capture(content, std::make_shared<scope>(in.current), &f);
+  value v = render_filtered_block(in, content, filters, f);
   if (f != flow::normal) return f;
-  value v = value::string(std::move(text));
-  for (const auto& f : filters) v = f->apply(in, std::move(v));
   in.current_offset = offset;
   assign(in, var, v, *in.current);
   return flow::normal;
@@ -298,10 +309,8 @@ flow call_block_stmt::exec(interp& in) const {
 
 flow filter_block_stmt::exec(interp& in) const {
   flow f = flow::normal;
-  std::string text = in.capture(content, std::make_shared<scope>(in.current), &f);
+  value v = render_filtered_block(in, content, filters, f);
   if (f != flow::normal) return f;
-  value v = value::string(std::move(text));
-  for (const auto& f : filters) v = f->apply(in, std::move(v));
   in.write_value(v);
   return flow::normal;
 }
