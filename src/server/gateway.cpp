@@ -6,6 +6,7 @@
 #include "chatpeg/server/gateway.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <condition_variable>
 #include <cstdio>
@@ -74,6 +75,13 @@ struct stream_job {
   ~stream_job() { stop_worker(); }
 };
 
+// A burst of clients larger than httplib's backlog of 5 would otherwise see connections
+// dropped or reset before the server accepts them; listen() again on a listening socket only
+// changes its backlog.
+void widen_backlog(socket_t fd) {
+  if (fd != INVALID_SOCKET) ::listen(fd, SOMAXCONN);
+}
+
 }  // namespace
 
 struct gateway::impl {
@@ -82,6 +90,7 @@ struct gateway::impl {
   backend_client backend;
   httplib::Server http;
   int port = 0;
+  socket_t listen_fd = INVALID_SOCKET;
 
   impl(std::shared_ptr<const chat::chat_template> t, gateway_options o)
       : tmpl(std::move(t)), options(std::move(o)), backend(options.backend) {}
@@ -292,6 +301,14 @@ struct gateway::impl {
     const auto& so = options.server;
     const std::size_t threads = so.threads == 0 ? 1 : so.threads;
     http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    // httplib's default sets SO_REUSEPORT, which lets a second listener share our port and
+    // steal connections; plain SO_REUSEADDR only allows a quick restart. The descriptor is
+    // kept so bind() can widen httplib's fixed listen backlog of 5 (see widen_backlog).
+    http.set_socket_options([this](socket_t fd) {
+      int yes = 1;
+      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+      listen_fd = fd;
+    });
     http.set_payload_max_length(so.max_body_bytes);
     http.set_read_timeout(static_cast<time_t>(so.client_read_timeout.count()));
     http.set_keep_alive_timeout(5);
@@ -366,6 +383,7 @@ base::status gateway::bind() {
       return base::make_error(base::errc::io_error, "cannot bind " + so.host + " (any port)");
     }
     impl_->port = port;
+    widen_backlog(impl_->listen_fd);
     return {};
   }
   if (!impl_->http.bind_to_port(so.host, so.port)) {
@@ -373,6 +391,7 @@ base::status gateway::bind() {
                             "cannot bind " + so.host + ":" + std::to_string(so.port));
   }
   impl_->port = so.port;
+  widen_backlog(impl_->listen_fd);
   return {};
 }
 

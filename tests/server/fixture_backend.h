@@ -87,7 +87,15 @@ class fixture_backend {
     };
     server_.Post("/completion", handler);
     server_.Post("/v1/completions", handler);
+    // As the gateway does: no SO_REUSEPORT (no port sharing), and a backlog wider than 5.
+    socket_t fd = INVALID_SOCKET;
+    server_.set_socket_options([&fd](socket_t s) {
+      int yes = 1;
+      setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+      fd = s;
+    });
     port_ = server_.bind_to_any_port("127.0.0.1");
+    if (fd != INVALID_SOCKET) ::listen(fd, SOMAXCONN);
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }

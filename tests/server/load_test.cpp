@@ -23,7 +23,7 @@ TEST(GatewayLoad, FiveHundredRequestsAtConcurrency16) {
   constexpr int total = 500;
   constexpr int concurrency = 16;
   gateway_harness h(testing::hermes_template, backend_type::llamacpp,
-                    {.threads = 2 * concurrency, .log = log_format::none}, 2 * concurrency);
+                    {.threads = 2 * concurrency, .log = log_format::text}, 2 * concurrency);
   h.backend.reply_with([](const json::value& req) {
     const std::string prompt = req.value("prompt", "");
     const auto at = prompt.find("req-");
@@ -86,6 +86,8 @@ TEST(GatewayLoad, FiveHundredRequestsAtConcurrency16) {
   EXPECT_EQ(ok.load(), total);
   for (const auto& f : failures) ADD_FAILURE() << f;
   EXPECT_EQ(h.backend.requests().size(), static_cast<std::size_t>(total));
+  if (ok.load() != total)
+    for (auto& l : h.logs) std::cerr << "LOG " << l << "\n";
 }
 
 }  // namespace
