@@ -703,6 +703,12 @@ match_result matcher::match_from(node_id start_node, std::string_view input, mat
   return out;
 }
 
+match_result matcher::match_growing(std::string_view input, match_flags flags) {
+  return match(input, flags);
+}
+
+void matcher::reset_growing() {}
+
 match_result match(const grammar& g, std::string_view input, match_flags flags) {
   matcher m(g);
   return m.match(input, flags);

@@ -113,6 +113,13 @@ class matcher {
   match_result match_from(node_id start_node, std::string_view input,
                           match_flags flags = match_flags::none);
 
+  // Matching input that grows between calls (a streaming response). `input` must start
+  // with the input of the previous match_growing call since construction/reset_growing()
+  // (checked; otherwise it behaves as reset + match). The result is identical to
+  // match(input, flags); work on the unchanged prefix is reused.
+  match_result match_growing(std::string_view input, match_flags flags = match_flags::none);
+  void reset_growing();
+
   const grammar& get_grammar() const;
 
  private:
