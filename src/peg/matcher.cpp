@@ -21,53 +21,8 @@ namespace chatpeg::peg {
 
 using detail::abort_reason;
 using detail::memo_entry;
+using detail::memo_kind;
 using detail::step;
-
-namespace detail {
-
-void memo_table::clear() {
-  // Zero only the used slots: a small match after a big one must not pay for the big table.
-  for (const std::uint32_t i : entry_slot_) slots_[i] = slot{};
-  entries_.clear();
-  entry_slot_.clear();
-}
-
-memo_entry* memo_table::find(node_id rule, std::uint32_t pos) {
-  if (slots_.empty()) return nullptr;
-  const std::size_t mask = slots_.size() - 1;
-  for (std::size_t i = hash(rule, pos) & mask;; i = (i + 1) & mask) {
-    const slot& s = slots_[i];
-    if (s.index == 0) return nullptr;
-    if (s.rule == rule && s.pos == pos) return &entries_[s.index - 1];
-  }
-}
-
-void memo_table::place(node_id rule, std::uint32_t pos, std::uint32_t index) {
-  const std::size_t mask = slots_.size() - 1;
-  std::size_t i = hash(rule, pos) & mask;
-  while (slots_[i].index != 0) i = (i + 1) & mask;
-  slots_[i] = slot{rule, pos, index};
-  entry_slot_[index - 1] = static_cast<std::uint32_t>(i);
-}
-
-std::uint32_t memo_table::insert(const memo_entry& e) {
-  if ((entries_.size() + 1) * 2 > slots_.size()) grow();
-  entries_.push_back(e);
-  entry_slot_.push_back(0);
-  const auto index = static_cast<std::uint32_t>(entries_.size());
-  place(e.rule, e.pos, index);
-  return index - 1;
-}
-
-void memo_table::grow() {
-  const std::size_t n = slots_.empty() ? 1024 : slots_.size() * 2;
-  slots_.assign(n, slot{});
-  for (std::size_t k = 0; k < entries_.size(); ++k) {
-    place(entries_[k].rule, entries_[k].pos, static_cast<std::uint32_t>(k + 1));
-  }
-}
-
-}  // namespace detail
 
 namespace {
 
@@ -136,7 +91,33 @@ struct matcher::state {
   std::uint32_t in_predicate = 0;
   bool skip_alternatives = true;
 
+  // Growing mode (match_growing): the memo survives between calls. Entries that saw the end
+  // of input are dropped at the start of the next call; the others stay valid because input
+  // only grows. Repetitions, `until` and char_class runs additionally record how far they got
+  // (progress) and long results, so a call only redoes the path from the root to the end of
+  // input plus the new bytes.
+  bool growing = false;        // the current match reads and writes the growing caches
+  bool growing_valid = false;  // the caches describe `grown`
+  std::string grown;           // the input of the previous match_growing call
+  std::uint32_t stamp = 0;     // growing call counter (entries written by this call)
+  std::vector<std::uint32_t> volatile_entries;  // memo entries with examined > size
+  std::vector<std::uint8_t> cached_nodes;       // node id → may have growing cache entries
+  std::size_t arena_garbage = 0;                // memo_ast nodes no live entry refers to
+
   void reset(std::string_view in, match_flags flags) {
+    reset_call(in, flags);
+    memo.clear();
+    memo_ast.clear();
+    growing = false;
+    growing_valid = false;
+    grown.clear();
+    volatile_entries.clear();
+    cached_nodes.clear();
+    arena_garbage = 0;
+  }
+
+  // Per-call state only (the memo is kept).
+  void reset_call(std::string_view in, match_flags flags) {
     input = in;
     data = in.data();
     size = static_cast<std::uint32_t>(in.size());
@@ -148,8 +129,6 @@ struct matcher::state {
     examined = 0;
     ast.clear();
     parent = no_ast;
-    memo.clear();
-    memo_ast.clear();
     pending.clear();
     has_fail = false;
     furthest = 0;
@@ -175,23 +154,29 @@ struct matcher::state {
   }
 
   // Drops AST nodes from index k on. Memo entries whose subtree would be lost are first
-  // copied to memo_ast (parents stored relative to the subtree root).
+  // copied to memo_ast. `pending` is ordered by ast_end.
   void truncate(std::uint32_t k) {
     while (!pending.empty()) {
       memo_entry& e = memo.entry(pending.back());
       if (e.ast_end <= k) break;
-      const auto nb = static_cast<std::uint32_t>(memo_ast.size());
-      for (std::uint32_t i = e.ast_begin; i < e.ast_end; ++i) {
-        ast_node n = ast[i];
-        n.parent = i == e.ast_begin ? no_ast : n.parent - e.ast_begin;
-        memo_ast.push_back(n);
-      }
-      e.in_arena = true;
-      e.ast_begin = nb;
-      e.ast_end = static_cast<std::uint32_t>(memo_ast.size());
+      move_to_arena(e);
       pending.pop_back();
     }
     if (k < ast.size()) ast.resize(k);
+  }
+
+  // Copies an entry's AST range from `ast` to the arena (parents outside the range → no_ast,
+  // others relative to the range).
+  void move_to_arena(memo_entry& e) {
+    const auto nb = static_cast<std::uint32_t>(memo_ast.size());
+    for (std::uint32_t i = e.ast_begin; i < e.ast_end; ++i) {
+      ast_node n = ast[i];
+      n.parent = n.parent == no_ast || n.parent < e.ast_begin ? no_ast : n.parent - e.ast_begin;
+      memo_ast.push_back(n);
+    }
+    e.in_arena = true;
+    e.ast_begin = nb;
+    e.ast_end = static_cast<std::uint32_t>(memo_ast.size());
   }
 
   step fail() { return {match_status::fail, 0}; }
@@ -236,6 +221,7 @@ struct matcher::state {
       case kind<nodes::choice>:
         return match_choice(*std::get_if<nodes::choice>(&n), pos);
       case kind<nodes::repetition>:
+        if (growing) return match_repetition_growing(id, *std::get_if<nodes::repetition>(&n), pos);
         return match_repetition(*std::get_if<nodes::repetition>(&n), pos);
       case kind<nodes::peek>: {
         const auto mark = static_cast<std::uint32_t>(ast.size());
@@ -273,7 +259,7 @@ struct matcher::state {
       case kind<nodes::char_class>:
         return match_class(id, *std::get_if<nodes::char_class>(&n), pos);
       case kind<nodes::until>:
-        return match_until(*std::get_if<nodes::until>(&n), pos);
+        return match_until(id, *std::get_if<nodes::until>(&n), pos);
       case kind<nodes::atomic>: {
         const auto mark = static_cast<std::uint32_t>(ast.size());
         const step r = run(std::get_if<nodes::atomic>(&n)->child, pos);
@@ -361,12 +347,122 @@ struct matcher::state {
       p = r.end;
     }
     if (aborted != abort_reason::none) return fail();
+    if (p == size) touch(size + 1);  // the outcome depends on whether input continues
     if (lenient && p == size && count < rep.max) return {match_status::need_more_input, size};
     if (count < rep.min) {
       truncate(mark);
       return fail();
     }
     return {match_status::success, p};
+  }
+
+  // match_repetition with growing caches: resumes after the iterations that a previous call
+  // finished without seeing the end of input, and records the new such iterations.
+  step match_repetition_growing(node_id id, const nodes::repetition& rep, std::uint32_t pos) {
+    const auto mark = static_cast<std::uint32_t>(ast.size());
+    std::uint32_t p = pos;
+    std::uint32_t count = 0;
+    std::uint32_t found = 0;
+    const std::uint32_t saved_examined = examined;
+    examined = pos;
+    if (cached_nodes[id] != 0 && (found = memo.find_index(id, pos)) != 0) {
+      const memo_entry& e = memo.entry(found - 1);
+      if (e.kind == memo_kind::result) {
+        const step r = replay(e);
+        touch(saved_examined);
+        return r;
+      }
+      replay_ast(e);
+      p = e.end;
+      count = e.count;
+      touch(e.examined);
+    }
+    const std::uint32_t resumed = count;
+    std::uint32_t perm_count = count, perm_end = p, perm_examined = examined;
+    auto perm_ast = static_cast<std::uint32_t>(ast.size());
+    step out{match_status::fail, 0};
+    bool decided = false;
+    while (count < rep.max) {
+      const step r = run(rep.child, p);
+      if (r.status == match_status::fail) break;
+      if (r.status == match_status::need_more_input) {
+        out = r;
+        decided = true;
+        break;
+      }
+      ++count;
+      if (r.end == p) {
+        count = std::max(count, rep.min);
+        break;
+      }
+      p = r.end;
+      if (examined <= size) {
+        perm_count = count;
+        perm_end = p;
+        perm_examined = examined;
+        perm_ast = static_cast<std::uint32_t>(ast.size());
+      }
+    }
+    if (aborted != abort_reason::none) return fail();
+    if (!decided) {
+      if (p == size) touch(size + 1);
+      if (lenient && p == size && count < rep.max) {
+        out = {match_status::need_more_input, size};
+      } else if (count < rep.min) {
+        out = fail();
+      } else {
+        out = {match_status::success, p};
+      }
+    }
+    if (out.status == match_status::success && examined <= size &&
+        p - pos >= options.growing_cache_span) {
+      memo_entry e;
+      e.status = match_status::success;
+      e.end = p;
+      e.examined = examined;
+      e.ast_begin = mark;
+      e.ast_end = static_cast<std::uint32_t>(ast.size());
+      store(id, pos, found, e);
+    } else if (perm_count > resumed && perm_end - pos >= options.growing_cache_span) {
+      memo_entry e;
+      e.kind = memo_kind::progress;
+      e.end = perm_end;
+      e.count = perm_count;
+      e.examined = perm_examined;
+      e.ast_begin = mark;
+      e.ast_end = perm_ast;
+      store(id, pos, found, e);
+    }
+    if (out.status == match_status::fail) truncate(mark);
+    touch(saved_examined);
+    return out;
+  }
+
+  // Writes a growing-cache entry for (id, pos) (found: its existing index + 1, or 0). An entry
+  // already written during this call is left alone (its AST may be pending).
+  void store(node_id id, std::uint32_t pos, std::uint32_t found, memo_entry e) {
+    e.rule = id;
+    e.pos = pos;
+    e.stamp = stamp;
+    e.in_arena = e.ast_begin == e.ast_end;
+    std::uint32_t index;
+    if (found != 0) {
+      memo_entry& old = memo.entry(found - 1);
+      if (old.stamp == stamp) return;
+      if (old.in_arena) arena_garbage += old.ast_end - old.ast_begin;
+      old = e;
+      index = found - 1;
+    } else {
+      if (memo.find_index(id, pos) != 0) return;  // written by a nested visit meanwhile
+      index = memo.insert(e);
+      cached_nodes[id] = 1;
+    }
+    if (e.in_arena) return;
+    // Keep `pending` ordered by ast_end (a progress range may end before nodes already
+    // pending from later iterations).
+    auto it = pending.end();
+    while (it != pending.begin() && memo.entry(*(it - 1)).ast_end > e.ast_end) --it;
+    pending.insert(it, index);
   }
 
   step match_any(node_id id, std::uint32_t pos) {
@@ -390,6 +486,14 @@ struct matcher::state {
     std::uint32_t p = pos;
     std::uint32_t count = 0;
     bool at_eof = false;
+    bool cut = false;  // an incomplete UTF-8 sequence at the end of input was looked at
+    std::uint32_t found = 0;
+    if (growing && cached_nodes[id] != 0 && (found = memo.find_index(id, pos)) != 0) {
+      const memo_entry& e = memo.entry(found - 1);
+      if (e.kind == memo_kind::result) return replay(e);
+      p = e.end;  // [pos, p) is known to be in the class, p on a code point boundary
+      count = e.count;
+    }
     while (count < c.max) {
       // ASCII fast path: a tight loop over bytes in the bitmap (one byte = one code point).
       const std::uint32_t room = c.max - count;
@@ -406,20 +510,38 @@ struct matcher::state {
       const auto b = static_cast<unsigned char>(data[p]);
       if (b < 0x80) break;  // an ASCII byte outside the class
       const auto d = base::decode_utf8(input, p);
-      if (d.status == base::utf8_status::incomplete && lenient) {
-        at_eof = true;
-        break;
+      if (d.status == base::utf8_status::incomplete) {
+        if (lenient) {
+          at_eof = true;
+          break;
+        }
+        cut = true;
       }
       const char32_t cp = d.status == base::utf8_status::ok ? d.code_point : 0xFFFD;
       if (!class_contains(c, cp)) break;
       p += d.length;
       ++count;
     }
-    if (at_eof) {
+    if (at_eof || cut) {
       touch(size + 1);
-      if (lenient) return {match_status::need_more_input, size};
+      if (growing && at_eof && p - pos >= options.growing_cache_span) {
+        memo_entry e;
+        e.kind = memo_kind::progress;
+        e.end = p;
+        e.count = count;
+        e.examined = p;
+        store(id, pos, found, e);
+      }
+      if (at_eof && lenient) return {match_status::need_more_input, size};
     } else {
       touch(count < c.max ? p + 1 : p);
+      if (growing && p - pos >= options.growing_cache_span) {
+        memo_entry e;
+        e.status = count >= c.min ? match_status::success : match_status::fail;
+        e.end = p;
+        e.examined = count < c.max ? p + 1 : p;
+        store(id, pos, found, e);
+      }
     }
     if (count >= c.min) return {match_status::success, p};
     record_fail(p, id);
@@ -430,45 +552,60 @@ struct matcher::state {
     return d.size() <= size - p && std::memcmp(data + p, d.data(), d.size()) == 0;
   }
 
-  step match_until(const nodes::until& u, std::uint32_t pos) {
+  step match_until(node_id id, const nodes::until& u, std::uint32_t pos) {
     const auto& ds = u.delimiters;
+    std::uint32_t from = pos;  // no delimiter starts in [pos, from)
+    std::uint32_t found = 0;
+    if (growing && cached_nodes[id] != 0 && (found = memo.find_index(id, pos)) != 0) {
+      const memo_entry& e = memo.entry(found - 1);
+      if (e.kind == memo_kind::result) return replay(e);
+      from = e.end;
+    }
     if (!ds.empty()) {
       if (ds.size() == 1 || u.first_bytes.count() == 1) {
         const auto first = static_cast<unsigned char>(ds[0].empty() ? 0 : ds[0][0]);
-        std::uint32_t p = pos;
+        std::uint32_t p = from;
         while (p < size) {
           const void* hit = std::memchr(data + p, first, size - p);
           if (!hit) break;
           const auto q = static_cast<std::uint32_t>(static_cast<const char*>(hit) - data);
           for (const auto& d : ds) {
-            if (delimiter_at(d, q)) {
-              touch(static_cast<std::uint32_t>(q + d.size()));
-              return {match_status::success, q};
-            }
+            if (delimiter_at(d, q)) return until_found(id, pos, found, q, d.size());
           }
           p = q + 1;
         }
       } else {
-        for (std::uint32_t q = pos; q < size; ++q) {
+        for (std::uint32_t q = from; q < size; ++q) {
           if (!u.first_bytes[static_cast<unsigned char>(data[q])]) continue;
           for (const auto& d : ds) {
-            if (delimiter_at(d, q)) {
-              touch(static_cast<std::uint32_t>(q + d.size()));
-              return {match_status::success, q};
-            }
+            if (delimiter_at(d, q)) return until_found(id, pos, found, q, d.size());
           }
         }
       }
     }
     touch(size + 1);
-    if (!lenient) return {match_status::success, size};
-    // The input may end with the beginning of a delimiter: stop before it.
     std::size_t longest = 0;
     for (const auto& d : ds) longest = std::max(longest, d.size());
-    const std::uint32_t from = longest > 1 && size - pos > longest - 1
+    if (growing && !ds.empty()) {
+      // Every delimiter starting before size - (longest - 1) would have ended inside the input.
+      const std::uint32_t safe = longest == 0 ? size
+                                 : size - pos > longest - 1
+                                     ? static_cast<std::uint32_t>(size - (longest - 1))
+                                     : pos;
+      if (safe > from && safe - pos >= options.growing_cache_span) {
+        memo_entry e;
+        e.kind = memo_kind::progress;
+        e.end = safe;
+        e.examined = safe;
+        store(id, pos, found, e);
+      }
+    }
+    if (!lenient) return {match_status::success, size};
+    // The input may end with the beginning of a delimiter: stop before it.
+    const std::uint32_t tail = longest > 1 && size - pos > longest - 1
                                    ? static_cast<std::uint32_t>(size - (longest - 1))
                                    : pos;
-    for (std::uint32_t q = from; q < size; ++q) {
+    for (std::uint32_t q = tail; q < size; ++q) {
       if (!u.first_bytes[static_cast<unsigned char>(data[q])]) continue;
       for (const auto& d : ds) {
         const std::size_t rem = size - q;
@@ -478,6 +615,20 @@ struct matcher::state {
       }
     }
     return {match_status::need_more_input, size};
+  }
+
+  step until_found(node_id id, std::uint32_t pos, std::uint32_t found, std::uint32_t q,
+                   std::size_t len) {
+    const auto examined_end = static_cast<std::uint32_t>(q + len);
+    touch(examined_end);
+    if (growing && q - pos >= options.growing_cache_span) {
+      memo_entry e;
+      e.status = match_status::success;
+      e.end = q;
+      e.examined = examined_end;
+      store(id, pos, found, e);
+    }
+    return {match_status::success, q};
   }
 
   // tagged and rule nodes: an AST node around the child's span.
@@ -521,8 +672,10 @@ struct matcher::state {
     e.ast_begin = begin;
     e.ast_end = r.status == match_status::fail ? begin : static_cast<std::uint32_t>(ast.size());
     e.in_arena = r.status == match_status::fail;
+    e.stamp = stamp;
     const std::uint32_t index = memo.insert(e);
     if (!e.in_arena) pending.push_back(index);
+    if (growing && e.examined > size) volatile_entries.push_back(index);
     touch(saved_examined);
     return r;
   }
@@ -530,19 +683,60 @@ struct matcher::state {
   step replay(const memo_entry& e) {
     touch(e.examined);
     if (e.status == match_status::fail) return fail();
+    replay_ast(e);
+    return {e.status, e.end};
+  }
+
+  // Appends a copy of an entry's AST range under the current parent.
+  void replay_ast(const memo_entry& e) {
     const auto base_index = static_cast<std::uint32_t>(ast.size());
     for (std::uint32_t i = e.ast_begin; i < e.ast_end; ++i) {
       ast_node n = e.in_arena ? memo_ast[i] : ast[i];
-      if (i == e.ast_begin) {
-        n.parent = parent;
+      if (e.in_arena) {
+        n.parent = n.parent == no_ast ? parent : base_index + n.parent;
       } else {
-        n.parent = base_index + (e.in_arena ? n.parent : n.parent - e.ast_begin);
+        n.parent = n.parent == no_ast || n.parent < e.ast_begin
+                       ? parent
+                       : base_index + (n.parent - e.ast_begin);
       }
       n.first_child = no_ast;
       n.next_sibling = no_ast;
       ast.push_back(n);
     }
-    return {e.status, e.end};
+  }
+
+  // Growing mode, before a call on input that extends `grown`: drops the entries that saw the
+  // end of input and compacts the AST arena when it is mostly garbage.
+  void begin_growing_call() {
+    for (const std::uint32_t i : volatile_entries) {
+      memo_entry& e = memo.entry(i);
+      if (e.in_arena) arena_garbage += e.ast_end - e.ast_begin;
+      memo.erase(i);
+    }
+    volatile_entries.clear();
+    if (arena_garbage > 4096 && arena_garbage * 2 > memo_ast.size()) {
+      std::vector<ast_node> live;
+      live.reserve(memo_ast.size() - arena_garbage);
+      for (memo_entry& e : memo.entries()) {
+        if (e.rule == no_node || !e.in_arena || e.ast_begin == e.ast_end) continue;
+        const auto nb = static_cast<std::uint32_t>(live.size());
+        live.insert(live.end(), memo_ast.begin() + e.ast_begin, memo_ast.begin() + e.ast_end);
+        e.ast_begin = nb;
+        e.ast_end = static_cast<std::uint32_t>(live.size());
+      }
+      memo_ast.swap(live);
+      arena_garbage = 0;
+    }
+  }
+
+  // Growing mode, after a call: the AST under construction is discarded, so entries that stay
+  // valid keep a copy of their nodes in the arena.
+  void end_growing_call() {
+    for (const std::uint32_t i : pending) {
+      memo_entry& e = memo.entry(i);
+      if (e.examined <= size && !e.in_arena) move_to_arena(e);
+    }
+    pending.clear();
   }
 
   void link_ast() {
@@ -653,45 +847,75 @@ match_result matcher::match(std::string_view input, match_flags flags) {
   return match_from(state_->g->root(), input, flags);
 }
 
+namespace {
+
+bool valid_start(const grammar& g, node_id start_node, std::string_view input, match_result& out) {
+  if (input.size() >= 0xFFFFFFF0u) {
+    out.error = base::make_error(base::errc::limit_exceeded, "input too large to match (4 GB)");
+    return false;
+  }
+  if (start_node >= g.size()) {
+    out.error =
+        base::make_error(base::errc::invalid_argument, "match from a node that does not exist");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// Runs the match on a state whose per-call fields are set (reset or reset_call). A fail's
+// error is what a fresh match reports; for a growing match (rerun != st) it is recomputed by a
+// fresh match on `rerun`, since the growing caches skip most of what a fresh match tries.
+void matcher::finish_match(state& st, state& rerun, node_id start_node, std::string_view input,
+                           match_flags flags, match_result& out) {
+  st.skip_alternatives = true;
+  step r = st.run(start_node, 0);
+  if (st.aborted != abort_reason::none) {
+    out.error = st.limit_error();
+    return;
+  }
+  bool leftover = r.status == match_status::success && has_flag(flags, match_flags::complete) &&
+                  r.end != st.size;
+  if (r.status == match_status::fail || leftover) {
+    state* first = &st;
+    if (&rerun != &st) {
+      rerun.reset(input, flags);
+      rerun.skip_alternatives = true;
+      r = rerun.run(start_node, 0);
+      if (rerun.aborted != abort_reason::none) {
+        out.error = rerun.limit_error();
+        return;
+      }
+      leftover = r.status == match_status::success && has_flag(flags, match_flags::complete) &&
+                 r.end != rerun.size;
+      first = &rerun;
+    }
+    out.error = first->failure_error(r, leftover);
+    // The error lists everything expected at the furthest position, including alternatives
+    // the first-byte tables skipped: recompute it without skipping (failure is rare). The
+    // status stays that of the first run; a rerun that hits a limit keeps the first error.
+    rerun.reset(input, flags);
+    rerun.skip_alternatives = false;
+    const step again = rerun.run(start_node, 0);
+    if (rerun.aborted == abort_reason::none) out.error = rerun.failure_error(again, leftover);
+    return;
+  }
+  st.link_ast();
+  out.status = r.status;
+  out.start = 0;
+  out.end = r.end;
+  out.ast.mutable_nodes() = st.ast;
+}
+
 match_result matcher::match_from(node_id start_node, std::string_view input, match_flags flags) {
   match_result out;
   out.status = match_status::fail;
   try {
     state& st = *state_;
-    if (input.size() >= 0xFFFFFFF0u) {
-      out.error = base::make_error(base::errc::limit_exceeded, "input too large to match (4 GB)");
-      return out;
-    }
-    if (start_node >= st.g->size()) {
-      out.error =
-          base::make_error(base::errc::invalid_argument, "match from a node that does not exist");
-      return out;
-    }
+    if (!valid_start(*st.g, start_node, input, out)) return out;
     st.reset(input, flags);
-    st.skip_alternatives = true;
-    const step r = st.run(start_node, 0);
-    if (st.aborted != abort_reason::none) {
-      out.error = st.limit_error();
-      return out;
-    }
-    const bool leftover = r.status == match_status::success &&
-                          has_flag(flags, match_flags::complete) && r.end != st.size;
-    if (r.status == match_status::fail || leftover) {
-      out.error = st.failure_error(r, leftover);
-      // The error lists everything expected at the furthest position, including alternatives
-      // the first-byte tables skipped: recompute it without skipping (failure is rare). The
-      // status stays that of the first run; a rerun that hits a limit keeps the first error.
-      st.reset(input, flags);
-      st.skip_alternatives = false;
-      const step again = st.run(start_node, 0);
-      if (st.aborted == abort_reason::none) out.error = st.failure_error(again, leftover);
-      return out;
-    }
-    st.link_ast();
-    out.status = r.status;
-    out.start = 0;
-    out.end = r.end;
-    out.ast.mutable_nodes() = st.ast;
+    finish_match(st, st, start_node, input, flags, out);
     return out;
   } catch (const std::bad_alloc&) {
     out = match_result{};
@@ -704,10 +928,64 @@ match_result matcher::match_from(node_id start_node, std::string_view input, mat
 }
 
 match_result matcher::match_growing(std::string_view input, match_flags flags) {
-  return match(input, flags);
+  match_result out;
+  out.status = match_status::fail;
+  state& st = *state_;
+  try {
+    const node_id root = st.g->root();
+    if (!valid_start(*st.g, root, input, out)) return out;
+    if (st.growing_valid && continues(st.grown, input)) {
+      st.reset_call(input, flags);
+      st.begin_growing_call();
+    } else {
+      st.reset(input, flags);
+      st.cached_nodes.assign(st.g->size(), 0);
+    }
+    st.growing = true;
+    ++st.stamp;
+    st.grown.append(input.substr(st.grown.size()));
+    st.growing_valid = true;
+    if (!scratch_) {
+      scratch_ = std::make_unique<state>();
+      scratch_->g = st.g;
+      scratch_->options = st.options;
+    }
+    finish_match(st, *scratch_, root, input, flags, out);
+    st.end_growing_call();
+    st.growing = false;
+    if (st.aborted != abort_reason::none) st.growing_valid = false;
+    return out;
+  } catch (const std::bad_alloc&) {
+    out = match_result{};
+    out.error = base::make_error(base::errc::limit_exceeded, "out of memory while matching");
+  } catch (...) {
+    out = match_result{};
+    out.error = base::make_error(base::errc::internal_error, "unexpected exception while matching");
+  }
+  st.growing = false;
+  st.growing_valid = false;
+  return out;
 }
 
-void matcher::reset_growing() {}
+void matcher::reset_growing() {
+  state_->growing_valid = false;
+  state_->grown.clear();
+}
+
+// Whether `input` extends `previous`. Checked in full in debug builds; release builds compare
+// the bytes around the old end and the start (a full comparison per call would make a stream
+// quadratic again), so a caller that rewrites the middle of its buffer must reset_growing().
+bool matcher::continues(std::string_view previous, std::string_view input) {
+  if (input.size() < previous.size()) return false;
+#ifndef NDEBUG
+  return input.compare(0, previous.size(), previous) == 0;
+#else
+  const std::size_t n = previous.size();
+  const std::size_t window = std::min<std::size_t>(n, 64);
+  return std::memcmp(input.data() + n - window, previous.data() + n - window, window) == 0 &&
+         std::memcmp(input.data(), previous.data(), window) == 0;
+#endif
+}
 
 match_result match(const grammar& g, std::string_view input, match_flags flags) {
   matcher m(g);

@@ -19,8 +19,13 @@
 //
 // Choice alternatives that cannot start with the next byte (tables from build()) are not
 // tried; such an alternative could never succeed there, so results are unchanged except that
-// it cannot report a spurious need_more_input through a lookahead. Packrat memo entries keep
-// the extent of input each rule examined, for a future incremental matcher (DESIGN.md §7).
+// it cannot report a spurious need_more_input through a lookahead.
+//
+// Growing input (match_growing, DESIGN.md §7): memo entries keep the extent of input each node
+// examined (Dubroy & Warth, "Incremental Packrat Parsing", SLE 2017). Between calls only the
+// entries that saw the end of input are dropped; repetitions, `until` and character-class runs
+// also record how far they got and resume there, so a call costs the path from the root to the
+// end of input plus the new bytes, not the whole input. Limits (max_steps) apply per call.
 #pragma once
 
 #include <cstdint>
@@ -99,6 +104,9 @@ struct matcher_options {
   std::uint64_t max_steps = 1ull << 32;  // bound on node visits per match
   std::uint32_t max_expected = 16;       // alternatives listed in a fail's error
   bool memoize = true;  // packrat memo at rule nodes (off only to cross-check in tests)
+  // match_growing: scans and repetitions that reached at least this many bytes record their
+  // progress for the next call (shorter ones are cheaper to redo; tests use 1).
+  std::uint32_t growing_cache_span = 32;
 };
 
 class matcher {
@@ -124,7 +132,11 @@ class matcher {
 
  private:
   struct state;
+  static void finish_match(state& st, state& rerun, node_id start_node, std::string_view input,
+                           match_flags flags, match_result& out);
+  static bool continues(std::string_view previous, std::string_view input);
   std::unique_ptr<state> state_;
+  std::unique_ptr<state> scratch_;  // match_growing: fresh rerun that computes a fail's error
 };
 
 // One-shot convenience.
