@@ -1,6 +1,7 @@
 SHELL := /bin/bash
 # chatpeg — two commands for a newcomer on a fresh Debian machine:
-#   make run    installs missing Debian packages, builds (Release), runs the bundled example
+#   make run    installs missing Debian packages, builds (Release), parses the bundled example
+#               output (examples/) into an OpenAI message and streams it as deltas
 #   make test   installs missing Debian packages, builds, runs every test (ctest)
 # Also: make bench (benchmarks), make format, make clean.
 
@@ -30,9 +31,12 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
+EXAMPLE := --template examples/chatml_tools.jinja --request examples/weather_request.json
+
 run: build
-	@echo '$$ chatpeg grammar --check examples/tool_call.gbnf --input examples/tool_call.txt'
-	@$(BUILD_DIR)/src/cli/chatpeg grammar --check examples/tool_call.gbnf --input examples/tool_call.txt
+	@echo '$$ chatpeg parse $(EXAMPLE) < examples/weather_output.txt'
+	@$(BUILD_DIR)/src/cli/chatpeg parse $(EXAMPLE) < examples/weather_output.txt
+	@echo
 
 test: build
 	@cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure 2>&1 | grep -v -E '^ *([0-9]+/[0-9]+ Test +#[0-9]+: .* Passed|Start +[0-9]+: )' ; exit $${PIPESTATUS[0]}
