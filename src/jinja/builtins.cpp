@@ -68,7 +68,7 @@ value fn_dict(interp& in, call_args& args) {
     const value& src = args.positional[0];
     if (src.is_dict()) {
       d->entries = src.dict().entries;
-      d->depth = src.dict().depth;
+      d->depth_ = src.dict().depth();
     } else {
       for (const auto& item : iterate(in, src)) {
         auto kv = iterate(in, item);
@@ -299,9 +299,69 @@ struct json_writer {
     in.fail("keys must be str, int, float, bool or None, not " + type_name(k));
   }
 
+  // A container still viewing the JSON context is written straight from the JSON node (same
+  // output as converting it first: from_json's rules, None past max_json_level).
+  void write_json(const json::value& j, std::size_t level, std::uint32_t jlevel) {
+    if (level > 512) in.fail("maximum recursion depth exceeded while encoding a JSON object");
+    in.check_output_size(out.size());
+    if (jlevel > max_json_level) {
+      out += "null";
+      return;
+    }
+    switch (j.type()) {
+      case json::value::value_t::array: {
+        if (j.empty()) {
+          out += "[]";
+          return;
+        }
+        out += '[';
+        bool first = true;
+        for (const auto& e : j) {
+          if (!first) out += item_sep;
+          first = false;
+          if (has_indent) newline(level + 1);
+          write_json(e, level + 1, jlevel + 1);
+        }
+        if (has_indent) newline(level);
+        out += ']';
+        return;
+      }
+      case json::value::value_t::object: {
+        if (j.empty()) {
+          out += "{}";
+          return;
+        }
+        out += '{';
+        bool first = true;
+        for (auto it = j.begin(); it != j.end(); ++it) {
+          if (!first) out += item_sep;
+          first = false;
+          if (has_indent) newline(level + 1);
+          str(it.key());
+          out += key_sep;
+          write_json(it.value(), level + 1, jlevel + 1);
+        }
+        if (has_indent) newline(level);
+        out += '}';
+        return;
+      }
+      default:
+        write(from_json(j, jlevel), level);
+    }
+  }
+
   void write(const value& v, std::size_t level) {
     if (level > 512) in.fail("maximum recursion depth exceeded while encoding a JSON object");
     in.check_output_size(out.size());
+    if (!sort_keys && (v.is_list() || v.is_dict()) && v.view_kind() == value::view::none) {
+      const auto& backing =
+          v.is_list() ? static_cast<const json_backed&>(static_cast<const list_obj&>(*v.ptr()))
+                      : static_cast<const json_backed&>(static_cast<const dict_obj&>(*v.ptr()));
+      if (backing.src) {
+        write_json(*backing.src, level, backing.level);
+        return;
+      }
+    }
     switch (v.kind()) {
       case vkind::none:
         out += "null";

@@ -209,7 +209,7 @@ bool apply_test(interp& in, std::string_view n, const value& v, call_args& args)
     if (v.kind() != o.kind()) return false;
     if (v.is_none() || v.is_undefined()) return true;
     if (v.is_bool() || v.is_int()) return v.as_int() == o.as_int();
-    return v.ptr() == o.ptr();
+    return v.identity() == o.identity();
   }
   if (n == "escaped") return false;
   if (n == "in") return contains(in, arg0(), v);

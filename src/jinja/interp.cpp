@@ -1,6 +1,6 @@
 // Interpreter core and the public render() entry point: scope lookup, output accounting
 // against the render limits (output bytes, loop iterations, wall time), error construction
-// with template line:column, and the conversion of the JSON context into values.
+// with template line:column, and the lazy view of the JSON context as values.
 #include "jinja/interp.h"
 
 #include <ctime>
@@ -148,10 +148,10 @@ base::result<std::string> render(const program& prog, const json::value& context
   install_globals(in, *globals);
   auto root = std::make_shared<scope>(globals);
   if (context.is_object()) {
+    // Lazy views of the JSON (converted on access): keys are unique, no need for set().
     root->vars.reserve(context.size() + 8);
-    key_cache keys;  // shared by all top-level entries: keys repeat across messages/tools
     for (auto it = context.begin(); it != context.end(); ++it)
-      root->set(it.key(), from_json(it.value(), keys));
+      root->vars.emplace_back(it.key(), from_json(it.value()));
   } else if (!context.is_null()) {
     return base::make_error(base::errc::invalid_argument, "render context must be a JSON object");
   }

@@ -33,6 +33,11 @@ value value::list(std::vector<value> items) {
   v.ptr_ = std::make_shared<list_obj>(std::move(items));
   return v;
 }
+value value::list(std::shared_ptr<list_obj> l) {
+  value v(vkind::list);
+  v.ptr_ = std::move(l);
+  return v;
+}
 value value::tuple(std::vector<value> items) {
   value v(vkind::tuple);
   v.ptr_ = std::make_shared<list_obj>(std::move(items));
@@ -71,30 +76,35 @@ static const std::string empty_string;
 static const std::vector<value> empty_items;
 
 const std::string& value::str() const {
-  if (kind_ != vkind::string || !ptr_) return empty_string;
+  if (kind_ != vkind::string) return empty_string;
+  if (!ptr_) return ext_ ? *ext_ : empty_string;
   return static_cast<const string_obj&>(*ptr_).s;
 }
 const std::vector<value>& value::items() const {
   if ((kind_ != vkind::list && kind_ != vkind::tuple && kind_ != vkind::generator) || !ptr_)
     return empty_items;
-  return static_cast<const list_obj&>(*ptr_).items;
+  return static_cast<const list_obj&>(*ptr_).items();
 }
 std::vector<value> value::take_all() const {
   const auto& l = static_cast<const list_obj&>(*ptr_);
-  std::vector<value> out(l.items.begin() + static_cast<std::ptrdiff_t>(l.consumed), l.items.end());
-  l.consumed = l.items.size();
+  const auto& items = l.items();
+  std::vector<value> out(items.begin() + static_cast<std::ptrdiff_t>(l.consumed), items.end());
+  l.consumed = items.size();
   return out;
 }
 
 bool value::take_one(value& out) const {
   const auto& l = static_cast<const list_obj&>(*ptr_);
-  if (l.consumed >= l.items.size()) return false;
-  out = l.items[l.consumed++];
+  const auto& items = l.items();
+  if (l.consumed >= items.size()) return false;
+  out = items[l.consumed++];
   return true;
 }
 
 const dict_obj& value::dict() const {
-  return static_cast<const dict_obj&>(*ptr_);
+  const auto& d = static_cast<const dict_obj&>(*ptr_);
+  if (!d.ready) d.materialize();
+  return d;
 }
 dict_obj& value::mutable_ns() const {
   return static_cast<dict_obj&>(*ptr_);
@@ -136,7 +146,67 @@ bool value::truthy() const {
   }
 }
 
+// ---- lazy JSON containers ----
+
+// Nesting depth of the value a JSON node at `level` converts to (nodes past max_json_level
+// are None).
+static std::uint32_t json_depth(const json::value& j, std::uint32_t level) {
+  if (level > max_json_level || !j.is_structured()) return 0;
+  std::uint32_t d = 1;
+  if (j.is_array()) {
+    for (const auto& e : j) d = std::max(d, json_depth(e, level + 1) + 1);
+  } else {
+    for (auto it = j.begin(); it != j.end(); ++it)
+      d = std::max(d, json_depth(it.value(), level + 1) + 1);
+  }
+  return d;
+}
+
+list_obj::list_obj(const json::value& j, std::uint32_t lvl) {
+  src = &j;
+  level = lvl;
+  ready = false;
+  depth_known = false;
+}
+
+void list_obj::materialize() const {
+  items_.reserve(src->size());
+  for (const auto& e : *src) items_.push_back(from_json(e, level + 1));
+  ready = true;
+}
+
+std::uint32_t list_obj::depth() const {
+  if (!depth_known) {
+    depth_ = json_depth(*src, level);
+    depth_known = true;
+  }
+  return depth_;
+}
+
+dict_obj::dict_obj(const json::value& j, std::uint32_t lvl) {
+  src = &j;
+  level = lvl;
+  ready = false;
+  depth_known = false;
+}
+
+void dict_obj::materialize() const {
+  entries.reserve(src->size());
+  for (auto it = src->begin(); it != src->end(); ++it)
+    entries.emplace_back(value::string_ref(it.key()), from_json(it.value(), level + 1));
+  ready = true;
+}
+
+std::uint32_t dict_obj::depth() const {
+  if (!depth_known) {
+    depth_ = json_depth(*src, level);
+    depth_known = true;
+  }
+  return depth_;
+}
+
 const value* dict_obj::find(const value& key) const {
+  if (!ready) materialize();
   if (key.is_string()) return find(std::string_view(key.str()));
   for (const auto& e : entries)
     if (equals(e.first, key)) return &e.second;
@@ -144,6 +214,7 @@ const value* dict_obj::find(const value& key) const {
 }
 
 const value* dict_obj::find(std::string_view key) const {
+  if (!ready) materialize();
   for (const auto& e : entries)
     if (e.first.is_string() && e.first.str() == key) return &e.second;
   return nullptr;
@@ -154,17 +225,18 @@ std::uint32_t value_depth(const value& v) {
     case vkind::list:
     case vkind::tuple:
     case vkind::generator:
-      return static_cast<const list_obj&>(*v.ptr()).depth;
+      return static_cast<const list_obj&>(*v.ptr()).depth();
     case vkind::dict:
     case vkind::ns:
-      return v.dict().depth;
+      return static_cast<const dict_obj&>(*v.ptr()).depth();
     default:
       return 0;
   }
 }
 
 void dict_obj::set(value key, value v) {
-  depth = std::max(depth, value_depth(v) + 1);
+  if (!ready) materialize();  // (lazy dicts are never assigned to; kept safe anyway)
+  depth_ = std::max(depth(), value_depth(v) + 1);
   for (auto& e : entries) {
     if (equals(e.first, key)) {
       e.second = std::move(v);
@@ -463,18 +535,8 @@ std::string type_name(const value& v) {
   return "object";
 }
 
-// Object keys repeat a lot in chat contexts ("role", "content", "type", "function", schema
-// keywords): share one string value per distinct key instead of allocating each time.
-const value& key_cache::get(const std::string& key) {
-  auto it = map.find(key);
-  if (it != map.end()) return it->second;
-  return map.emplace(std::string_view(key), value::string(key)).first->second;
-}
-
-namespace {
-
-value convert(const json::value& j, std::size_t depth, key_cache& keys) {
-  if (depth > 512) return value::none();
+value from_json(const json::value& j, std::uint32_t level) {
+  if (level > max_json_level) return value::none();
   switch (j.type()) {
     case json::value::value_t::null:
       return value::none();
@@ -490,37 +552,15 @@ value convert(const json::value& j, std::size_t depth, key_cache& keys) {
     case json::value::value_t::number_float:
       return value::floating(j.get<double>());
     case json::value::value_t::string:
-      return value::string(j.get_ref<const std::string&>());
+      return value::string_ref(j.get_ref<const std::string&>());
     case json::value::value_t::array: {
-      std::vector<value> items;
-      items.reserve(j.size());
-      for (const auto& e : j) items.push_back(convert(e, depth + 1, keys));
-      return value::list(std::move(items));
+      return value::list(std::make_shared<list_obj>(j, level));
     }
-    case json::value::value_t::object: {
-      auto d = std::make_shared<dict_obj>();
-      d->entries.reserve(j.size());
-      for (auto it = j.begin(); it != j.end(); ++it) {
-        value x = convert(it.value(), depth + 1, keys);
-        d->depth = std::max(d->depth, value_depth(x) + 1);
-        d->entries.emplace_back(keys.get(it.key()), std::move(x));
-      }
-      return value::dict(std::move(d));
-    }
+    case json::value::value_t::object:
+      return value::dict(std::make_shared<dict_obj>(j, level));
     default:
       return value::none();
   }
-}
-
-}  // namespace
-
-value from_json(const json::value& j, std::size_t depth) {
-  key_cache keys;
-  return convert(j, depth, keys);
-}
-
-value from_json(const json::value& j, key_cache& keys) {
-  return convert(j, 0, keys);
 }
 
 std::size_t utf8_length(std::string_view s) {

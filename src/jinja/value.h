@@ -66,9 +66,17 @@ class value {
     return v;
   }
   static value string(std::string s);
+  // A str borrowing `s` (a string of the render's JSON context, which outlives every value
+  // of the render): no copy, no allocation.
+  static value string_ref(const std::string& s) {
+    value v(vkind::string);
+    v.ext_ = &s;
+    return v;
+  }
   static value markup(std::string s);  // Jinja's Markup: a str that escapes what is added
   static value generator(std::vector<value> items);
   static value list(std::vector<value> items);
+  static value list(std::shared_ptr<list_obj> l);
   static value tuple(std::vector<value> items);
   static value dict(std::shared_ptr<dict_obj> d);
   static value ns(std::shared_ptr<dict_obj> d);
@@ -121,6 +129,11 @@ class value {
   loop_obj& loop_state() const;
   const undefined_obj* undef() const;  // may be null
   const std::shared_ptr<object>& ptr() const { return ptr_; }
+  // Object identity for Python's `is` (sameas): the heap object or the borrowed string.
+  const void* identity() const {
+    if (ptr_) return ptr_.get();
+    return kind_ == vkind::string ? static_cast<const void*>(ext_) : nullptr;
+  }
 
   bool truthy() const;
 
@@ -132,6 +145,7 @@ class value {
   union {
     std::int64_t i_ = 0;
     double f_;
+    const std::string* ext_;  // borrowed str (kind string with a null ptr_)
   };
   std::shared_ptr<object> ptr_;
 };
@@ -143,13 +157,32 @@ struct string_obj final : object {
 
 std::uint32_t value_depth(const value& v);  // container nesting depth (0 for scalars)
 
-struct list_obj final : object {
-  explicit list_obj(std::vector<value> v) : items(std::move(v)) {
-    for (const auto& x : items) depth = std::max(depth, value_depth(x) + 1);
+// Containers are either built by the template (eager) or wrap a node of the JSON context
+// (lazy: `src` set, children converted on first access, strings borrowed). Lazy containers
+// are immutable, like everything passed into the sandbox.
+struct json_backed {
+  const json::value* src = nullptr;
+  std::uint32_t level = 0;           // nesting level of src in the context
+  mutable bool ready = true;         // children converted
+  mutable bool depth_known = true;   // depth_ valid (lazy: computed on demand)
+  mutable std::uint32_t depth_ = 1;  // container nesting depth
+};
+
+struct list_obj final : object, json_backed {
+  explicit list_obj(std::vector<value> v) : items_(std::move(v)) {
+    for (const auto& x : items_) depth_ = std::max(depth_, value_depth(x) + 1);
   }
-  std::vector<value> items;
-  std::uint32_t depth = 1;
+  list_obj(const json::value& j, std::uint32_t lvl);
+  const std::vector<value>& items() const {
+    if (!ready) materialize();
+    return items_;
+  }
+  std::uint32_t depth() const;
   mutable std::size_t consumed = 0;  // generators are one-shot: items before this are gone
+
+ private:
+  void materialize() const;
+  mutable std::vector<value> items_;
 };
 
 struct undefined_obj final : object {
@@ -157,14 +190,22 @@ struct undefined_obj final : object {
   bool unsafe = false;
 };
 
-// Insertion-ordered mapping with Python key equality.
-struct dict_obj final : object {
-  std::vector<std::pair<value, value>> entries;
-  std::uint32_t depth = 1;
+// Insertion-ordered mapping with Python key equality. Use it through value::dict(), which
+// converts a lazy JSON object's entries first.
+struct dict_obj final : object, json_backed {
+  dict_obj() = default;
+  dict_obj(const json::value& j, std::uint32_t lvl);
+  dict_obj(const dict_obj& o) : object(), json_backed(), entries(o.entries) { depth_ = o.depth(); }
+  mutable std::vector<std::pair<value, value>> entries;
   const value* find(const value& key) const;
   const value* find(std::string_view key) const;
   void set(value key, value v);
-  std::size_t size() const { return entries.size(); }
+  std::size_t size() const {
+    if (!ready) materialize();
+    return entries.size();
+  }
+  std::uint32_t depth() const;
+  void materialize() const;
 };
 
 class interp;
@@ -204,14 +245,11 @@ std::string to_repr(const value& v);
 void append_repr(std::string& out, const value& v);
 void append_float_repr(std::string& out, double d);
 std::string type_name(const value& v);
-value from_json(const json::value& j, std::size_t depth = 0);
-// One string value per distinct object key, shared across conversions (the viewed keys live
-// in the json::value, which must outlive the cache).
-struct key_cache {
-  std::unordered_map<std::string_view, value> map;
-  const value& get(const std::string& key);
-};
-value from_json(const json::value& j, key_cache& keys);
+// The value of a JSON context node: scalars directly, strings borrowed, arrays and objects as
+// lazy containers converted level by level on first access. `j` must outlive the value.
+// Nodes nested deeper than max_json_level are None.
+constexpr std::uint32_t max_json_level = 512;
+value from_json(const json::value& j, std::uint32_t level = 0);
 
 // UTF-8 code point helpers for Python-like str indexing.
 std::size_t utf8_length(std::string_view s);
