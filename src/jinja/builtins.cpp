@@ -451,21 +451,19 @@ std::string tojson(interp& in, const value& v, const value& indent, const value&
   return std::move(w.out);
 }
 
-void install_globals(interp&, scope& globals) {
-  // The built-in functions are stateless: build them once and share them across renders
-  // (copying a value only bumps a reference count).
-  static const std::vector<std::pair<std::string, value>> builtins = [] {
-    scope s(nullptr);
-    add(s, "range", fn_range);
-    add(s, "dict", fn_dict);
-    add(s, "namespace", fn_namespace);
-    add(s, "raise_exception", fn_raise);
-    add(s, "strftime_now", fn_strftime);
-    add(s, "joiner", fn_joiner);
-    add(s, "cycler", fn_cycler);
-    return s.vars;
+const std::shared_ptr<scope>& builtin_globals() {
+  static const std::shared_ptr<scope> globals = [] {
+    auto s = std::make_shared<scope>(nullptr);
+    add(*s, "range", fn_range);
+    add(*s, "dict", fn_dict);
+    add(*s, "namespace", fn_namespace);
+    add(*s, "raise_exception", fn_raise);
+    add(*s, "strftime_now", fn_strftime);
+    add(*s, "joiner", fn_joiner);
+    add(*s, "cycler", fn_cycler);
+    return s;
   }();
-  globals.vars = builtins;
+  return globals;
 }
 
 }  // namespace chatpeg::jinja::detail

@@ -32,7 +32,8 @@ value literal_expr::eval(interp&) const {
 }
 
 value name_expr::eval(interp& in) const {
-  return in.lookup(name);
+  if (const value* v = in.find(name)) return *v;
+  return value::undefined_name(name);
 }
 
 value list_expr::eval(interp& in) const {

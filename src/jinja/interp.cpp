@@ -36,6 +36,7 @@ void interp::fail_at(std::size_t offset, std::string message, base::errc code) c
 }
 
 void interp::fail_undefined(const value& v) const {
+  if (const std::string* name = v.undefined_name()) fail("'" + *name + "' is undefined");
   const undefined_obj* u = v.undef();
   fail(u && !u->hint.empty() ? u->hint : "undefined value");
 }
@@ -144,9 +145,7 @@ base::result<std::string> render(const program& prog, const json::value& context
                                  const render_options& options) {
   using namespace detail;
   interp in(prog, options);
-  auto globals = std::make_shared<scope>(nullptr);
-  install_globals(in, *globals);
-  auto root = std::make_shared<scope>(globals);
+  auto root = std::make_shared<scope>(builtin_globals());
   if (context.is_object()) {
     // Lazy views of the JSON (converted on access): keys are unique, no need for set().
     root->vars.reserve(context.size() + 8);
@@ -177,7 +176,6 @@ base::result<std::string> render(const program& prog, const json::value& context
   in.current.reset();
   for (auto& s : in.macro_scopes) s->vars.clear();
   root->vars.clear();
-  globals->vars.clear();
   if (failure) return std::move(*failure);
   return out;
 }

@@ -23,10 +23,12 @@ struct render_failure {
   std::size_t offset;  // npos when unknown
 };
 
+// Variable names are views: every name comes from the program's syntax tree, the JSON
+// context or a string literal, all of which outlive the render.
 struct scope {
   explicit scope(std::shared_ptr<scope> p) : parent(std::move(p)) {}
   std::shared_ptr<scope> parent;
-  std::vector<std::pair<std::string, value>> vars;
+  std::vector<std::pair<std::string_view, value>> vars;
 
   const value* find_local(std::string_view name) const {
     for (const auto& v : vars)
@@ -39,7 +41,7 @@ struct scope {
         e.second = std::move(v);
         return;
       }
-    vars.emplace_back(std::string(name), std::move(v));
+    vars.emplace_back(name, std::move(v));
   }
 };
 using scope_ptr = std::shared_ptr<scope>;
@@ -60,6 +62,12 @@ class interp {
   std::uint32_t time_check_counter = 0;
 
   value lookup(std::string_view name) const;
+  // The variable `name` or null (no Undefined built).
+  const value* find(std::string_view name) const {
+    for (const scope* s = current.get(); s; s = s->parent.get())
+      if (const value* v = s->find_local(name)) return v;
+    return nullptr;
+  }
 
   [[noreturn]] void fail(std::string message, base::errc code = base::errc::template_error) const;
   [[noreturn]] void fail_at(std::size_t offset, std::string message,
@@ -113,7 +121,9 @@ value apply_filter(interp& in, std::string_view name, const value& operand, call
 bool apply_test(interp& in, std::string_view name, const value& operand, call_args& args);
 bool has_test(std::string_view name);
 value method_of(interp& in, const value& obj, std::string_view name);  // undefined when none
-void install_globals(interp& in, scope& globals);
+// The built-in globals (range, dict, namespace, ...): one immutable scope shared by every
+// render (the functions are stateless).
+const std::shared_ptr<scope>& builtin_globals();
 std::string tojson(interp& in, const value& v, const value& indent, const value& separators,
                    bool sort_keys, bool ensure_ascii);
 

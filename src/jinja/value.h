@@ -85,6 +85,16 @@ class value {
   // An Undefined remembering what was looked up (for error messages); `unsafe` makes any use
   // other than printing a security error.
   static value undefined(std::string hint, bool unsafe = false);
+  // The Undefined of a variable lookup: keeps a view of the name (from the program), so a
+  // miss allocates nothing; the message "'name' is undefined" is built only on error.
+  static value undefined_name(const std::string& name) {
+    value v(vkind::undefined);
+    v.ext_ = &name;
+    return v;
+  }
+  const std::string* undefined_name() const {
+    return kind_ == vkind::undefined && !ptr_ ? ext_ : nullptr;
+  }
 
   vkind kind() const { return kind_; }
   bool is_undefined() const { return kind_ == vkind::undefined; }
