@@ -4,10 +4,12 @@
 // apart from one that does not match at all.
 #include "chatpeg/stream/parse.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
 #include "chatpeg/stream/mapper.h"
+#include "stream/parse_internal.h"
 
 namespace chatpeg::stream {
 namespace {
@@ -75,18 +77,16 @@ bool same_message(const chat::message& a, const chat::message& b) {
 
 }  // namespace
 
-base::result<parse_outcome> parse_detailed(const chat::prepared& p, std::string_view output,
-                                           const parse_options& options) {
-  if (!p.parser) {
-    return base::make_error(base::errc::invalid_argument, "prepared request has no parser");
-  }
-  const peg::grammar& g = *p.parser;
-  std::string input;
-  input.reserve(p.parse_prefix.size() + output.size());
-  input += p.parse_prefix;
-  input += output;
+namespace detail {
 
-  peg::matcher m(g, options.matcher);
+void rebase_location(base::location& where, std::size_t prefix_size, std::string_view output) {
+  rebase(where, prefix_size, output);
+}
+
+base::result<parse_outcome> parse_input(const chat::prepared& p, peg::matcher& m,
+                                        std::string_view input, const parse_options& options) {
+  const peg::grammar& g = *p.parser;
+  const std::string_view output = input.substr(std::min(p.parse_prefix.size(), input.size()));
   const auto lenient = peg::match_flags::lenient | peg::match_flags::complete;
   auto r = m.match(input, options.partial ? lenient : peg::match_flags::complete);
 
@@ -149,6 +149,21 @@ base::result<parse_outcome> parse_detailed(const chat::prepared& p, std::string_
     if (!whole || same_message(*whole, *kept)) return finish(std::move(whole), false, false);
   }
   return finish(std::move(kept), false, true);
+}
+
+}  // namespace detail
+
+base::result<parse_outcome> parse_detailed(const chat::prepared& p, std::string_view output,
+                                           const parse_options& options) {
+  if (!p.parser) {
+    return base::make_error(base::errc::invalid_argument, "prepared request has no parser");
+  }
+  std::string input;
+  input.reserve(p.parse_prefix.size() + output.size());
+  input += p.parse_prefix;
+  input += output;
+  peg::matcher m(*p.parser, options.matcher);
+  return detail::parse_input(p, m, input, options);
 }
 
 base::result<chat::message> parse(const chat::prepared& p, std::string_view output,

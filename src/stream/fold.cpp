@@ -1,0 +1,466 @@
+// The AST → message fold (DESIGN.md §7; see fold.h): one generic walk over the tags of
+// DESIGN.md §6 for both the one-shot mapper and the streaming session. Arguments are assembled
+// append-only — words, escapes, commas, quotes and names wait until they are decided — so a
+// lenient parse of any prefix of an output yields arguments that prefix the final ones, and
+// the incremental path (advance) only ever appends what the newly received bytes decided.
+#include "stream/fold.h"
+
+#include "chatpeg/base/strings.h"
+#include "chatpeg/base/utf8.h"
+#include "chatpeg/json/json.h"
+
+namespace chatpeg::stream::detail {
+namespace {
+
+// A name or id node: trimmed, and unquoted when it is a JSON string literal.
+std::string clean_identifier(std::string_view text) {
+  const std::string_view t = base::trim(text);
+  if (t.size() >= 2 && t.front() == '"' && t.back() == '"') {
+    if (auto v = json::parse(t); v.has_value() && v->is_string()) return v->get<std::string>();
+  }
+  return std::string(t);
+}
+
+bool same_identity(const peg::ast_node& a, const peg::ast_node& b) {
+  return a.tag == b.tag && a.rule == b.rule && a.origin == b.origin && a.start == b.start &&
+         a.parent == b.parent;
+}
+
+// Tags whose effect waits for the node to be complete (a half-written name is never used).
+bool waits_for_completion(peg::tag t) {
+  return t == peg::tag::tool_name || t == peg::tag::tool_id || t == peg::tag::tool_arg_name ||
+         t == peg::tag::tool_close || t == peg::tag::tool_arg_close;
+}
+
+}  // namespace
+
+void fold::clear() {
+  tree_ = nullptr;
+  input_ = {};
+  options_ = {};
+  calls_.clear();
+  open_nodes_.clear();
+  records_.clear();
+  content_.clear();
+  reasoning_.clear();
+  text_depth_ = 0;
+  error_.reset();
+  diverged_ = false;
+}
+
+void fold::fail(const peg::ast_node& n, std::string message) {
+  if (error_) return;
+  base::location where;
+  where.offset = n.start;
+  error_ = base::make_error(base::errc::internal_error, std::move(message), where);
+}
+
+std::string fold::new_text(const peg::ast_node& n, node_record& r) {
+  const std::size_t end = std::min<std::size_t>(n.end, input_.size());
+  const std::size_t from = std::min<std::size_t>(r.consumed, end);
+  std::string_view raw = input_.substr(from, end - from);
+  if (n.partial && n.end >= input_.size()) raw.remove_suffix(base::utf8_incomplete_tail(raw));
+  r.consumed = static_cast<std::uint32_t>(from + raw.size());
+  return base::sanitize_utf8(raw);
+}
+
+call_state* fold::current() {
+  if (calls_.empty() || calls_.back().closed) return nullptr;
+  return &calls_.back();
+}
+
+call_state& fold::start_call(std::uint32_t owner) {
+  if (auto* cur = current()) finalize(*cur, /*truncate=*/false, nullptr);
+  calls_.emplace_back();
+  auto& c = calls_.back();
+  c.owner = owner;
+  c.owner_open = owner != peg::no_ast;
+  return c;
+}
+
+call_state& fold::current_or_start() {
+  if (auto* cur = current()) return *cur;
+  return start_call(peg::no_ast);
+}
+
+// Ends the value of the current argument: closes a pending quote, finishes (or, when
+// truncating, closes) a JSON value, writes null for a name that never got a value.
+void fold::finish_arg(call_state& c, bool truncate, const peg::ast_node* at) {
+  std::string& args = c.call.arguments;
+  if (c.converter_active) {
+    if (truncate) {
+      c.converter.close(args);
+    } else {
+      c.converter.finish(args);
+    }
+    if (!c.converter.started()) {
+      args += "null";  // an empty value
+    } else if (!c.converter.complete() && at) {
+      fail(*at, "argument value is not a whole JSON value");
+    }
+    c.converter_active = false;
+    c.converter = value_converter{};
+  }
+  if (c.quote_pending) {
+    args += '"';
+    c.quote_pending = false;
+  }
+  if (c.value_pending) {
+    args += "null";
+    c.value_pending = false;
+  }
+}
+
+// Ends a call: flush, close the pending quote and the object. `at` (when not null) is the
+// node that ends it, for error locations; a truncated call is closed without complaints.
+void fold::finalize(call_state& c, bool truncate, const peg::ast_node* at) {
+  if (c.closed) return;
+  std::string& args = c.call.arguments;
+  switch (c.mode) {
+    case args_mode::none:
+      args = "{}";
+      break;
+    case args_mode::pairs:
+      finish_arg(c, truncate, truncate ? nullptr : at);
+      args += '}';
+      break;
+    case args_mode::whole:
+      if (c.converter_active) {
+        if (truncate) {
+          c.converter.close(args);
+        } else {
+          c.converter.finish(args);
+          if (!c.converter.complete() && at) fail(*at, "tool arguments are not a whole JSON value");
+        }
+        c.converter_active = false;
+      }
+      if (args.empty()) args = "{}";
+      break;
+  }
+  c.closed = true;
+  c.owner_open = false;
+  if (!c.named && !options_.partial && at) fail(*at, "tool call without a function name");
+}
+
+// A tool-arg-value with a value-tagged node below it leaves the value to that node (a schema
+// union whose string branch is raw text). Children follow their parent contiguously: node j
+// is in the subtree of i while its parent is at or after i.
+bool fold::has_inner_value(std::uint32_t index) const {
+  const auto& nodes = tree_->nodes();
+  for (std::size_t j = index + 1; j < nodes.size(); ++j) {
+    if (nodes[j].parent == peg::no_ast || nodes[j].parent < index) break;
+    if (nodes[j].tag == peg::tag::tool_arg_value ||
+        nodes[j].tag == peg::tag::tool_arg_string_value) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// A value node below a tool-arg-value that was already folded as a value: the outer node's
+// reading changed (it saw no inner node when it was entered).
+bool fold::inside_value(std::uint32_t index) const {
+  (void)index;
+  for (const std::uint32_t a : open_nodes_) {
+    if (a < records_.size() && records_[a].value) return true;
+  }
+  return false;
+}
+
+void fold::enter(std::uint32_t index) {
+  const peg::ast_node& n = tree_->nodes()[index];
+  node_record& r = records_[index];
+  r = node_record{};
+  r.consumed = n.start;
+  if (n.partial && waits_for_completion(n.tag)) {
+    r.deferred = true;
+    return;
+  }
+  switch (n.tag) {
+    case peg::tag::reasoning:
+    case peg::tag::content:
+      if (text_depth_++ == 0) {
+        r.counted = true;
+        (n.tag == peg::tag::content ? content_ : reasoning_) += new_text(n, r);
+      }
+      return;
+    case peg::tag::tool:
+      start_call(index);
+      return;
+    case peg::tag::tool_open: {
+      auto* cur = current();
+      if (cur && cur->owner_open && !cur->saw_open) {
+        cur->saw_open = true;
+      } else {
+        start_call(peg::no_ast).saw_open = true;
+      }
+      return;
+    }
+    case peg::tag::tool_close:
+      if (auto* cur = current()) finalize(*cur, false, &n);
+      return;
+    case peg::tag::tool_id:
+      current_or_start().call.id = clean_identifier(tree_->text(n, input_));
+      return;
+    case peg::tag::tool_name: {
+      auto& c = current_or_start();
+      if (!c.named) {
+        c.call.name = clean_identifier(tree_->text(n, input_));
+        c.named = !c.call.name.empty();
+      }
+      return;
+    }
+    case peg::tag::tool_args:
+      return enter_args(index);
+    case peg::tag::tool_arg_open:
+      if (auto* cur = current(); cur && cur->mode == args_mode::pairs) finish_arg(*cur, false, &n);
+      return;
+    case peg::tag::tool_arg_close:
+      if (auto* cur = current(); cur && cur->mode == args_mode::pairs) finish_arg(*cur, false, &n);
+      return;
+    case peg::tag::tool_arg_name:
+      return enter_arg_name(n);
+    case peg::tag::tool_arg_string_value:
+      if (inside_value(index)) {
+        diverged_ = true;
+        return;
+      }
+      return enter_string_value(index);
+    case peg::tag::tool_arg_value:
+      if (inside_value(index)) {
+        diverged_ = true;
+        return;
+      }
+      if (has_inner_value(index)) return;  // the inner value node carries the text
+      return enter_value(index);
+    default:
+      return;
+  }
+}
+
+// A node that was partial when entered and now spans more input (or is complete).
+void fold::grow(std::uint32_t index) {
+  const peg::ast_node& n = tree_->nodes()[index];
+  node_record& r = records_[index];
+  if (r.deferred) {
+    if (!n.partial) enter(index);  // the name / id / closer is complete: its effect now
+    return;
+  }
+  switch (n.tag) {
+    case peg::tag::reasoning:
+    case peg::tag::content:
+      if (r.counted) (n.tag == peg::tag::content ? content_ : reasoning_) += new_text(n, r);
+      return;
+    case peg::tag::tool_arg_string_value:
+      if (!r.string_value) return;
+      if (auto* c = current()) json::append_escaped(c->call.arguments, new_text(n, r));
+      return;
+    case peg::tag::tool_args: {
+      auto* c = current();
+      if (!r.args || !c || !c->converter_active) return;
+      std::string& args = c->call.arguments;
+      c->converter.feed(new_text(n, r), args);
+      if (!args.empty() && args.front() != '{')
+        return fail(n, "tool arguments are not a JSON object");
+      if (!n.partial) {
+        c->converter.finish(args);
+        c->converter_active = false;
+        if (!c->converter.complete()) fail(n, "tool arguments are not a whole JSON object");
+      }
+      return;
+    }
+    case peg::tag::tool_arg_value: {
+      auto* c = current();
+      if (!r.value || !c || !c->converter_active) return;  // an inner node carries the value
+      c->converter.feed(new_text(n, r), c->call.arguments);
+      if (!n.partial) finish_arg(*c, false, &n);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+void fold::enter_args(std::uint32_t index) {
+  const peg::ast_node& n = tree_->nodes()[index];
+  auto& c = current_or_start();
+  if (c.mode != args_mode::none) return fail(n, "tool-args after other arguments of the same call");
+  c.mode = args_mode::whole;
+  c.converter = value_converter{};
+  c.converter_active = true;
+  records_[index].args = true;
+  std::string& args = c.call.arguments;
+  c.converter.feed(new_text(n, records_[index]), args);
+  if (!args.empty() && args.front() != '{') return fail(n, "tool arguments are not a JSON object");
+  if (!n.partial) {
+    c.converter.finish(args);
+    c.converter_active = false;
+    if (!c.converter.complete()) fail(n, "tool arguments are not a whole JSON object");
+  }
+}
+
+void fold::enter_arg_name(const peg::ast_node& n) {
+  auto& c = current_or_start();
+  if (c.mode == args_mode::whole) {
+    return fail(n, "tool-arg-name in a call whose arguments came as tool-args");
+  }
+  finish_arg(c, false, &n);
+  c.mode = args_mode::pairs;
+  std::string& args = c.call.arguments;
+  args += c.arg_count++ == 0 ? '{' : ',';
+  args += json::quote(base::trim(tree_->text(n, input_)));
+  args += ':';
+  c.value_pending = true;
+}
+
+void fold::enter_string_value(std::uint32_t index) {
+  const peg::ast_node& n = tree_->nodes()[index];
+  auto* c = current();
+  if (!c || c->mode != args_mode::pairs || c->converter_active ||
+      (!c->value_pending && !c->quote_pending)) {
+    return fail(n, "tool-arg-string-value without an argument name");
+  }
+  std::string& args = c->call.arguments;
+  if (!c->quote_pending) {
+    args += '"';
+    c->quote_pending = true;
+  }
+  c->value_pending = false;
+  records_[index].string_value = true;
+  json::append_escaped(args, new_text(n, records_[index]));
+}
+
+void fold::enter_value(std::uint32_t index) {
+  const peg::ast_node& n = tree_->nodes()[index];
+  auto* c = current();
+  if (!c || c->mode != args_mode::pairs || !c->value_pending) {
+    return fail(n, "tool-arg-value without an argument name");
+  }
+  c->value_pending = false;
+  c->converter = value_converter{};
+  c->converter_active = true;
+  records_[index].value = true;
+  c->converter.feed(new_text(n, records_[index]), c->call.arguments);
+  if (!n.partial) finish_arg(*c, false, &n);
+}
+
+void fold::leave(std::uint32_t index) {
+  const peg::ast_node& n = tree_->nodes()[index];
+  if (n.tag == peg::tag::reasoning || n.tag == peg::tag::content) {
+    --text_depth_;
+    return;
+  }
+  if (n.tag != peg::tag::tool) return;
+  auto* cur = current();
+  if (!cur || cur->owner != index) return;
+  cur->owner_open = false;
+  if (!n.partial) finalize(*cur, false, &n);
+}
+
+// Enters nodes [first, end) in document order, leaving every open node that is not the
+// parent of the next one.
+void fold::run_from(std::uint32_t first) {
+  const auto& nodes = tree_->nodes();
+  if (records_.size() < nodes.size()) records_.resize(nodes.size());
+  for (std::uint32_t i = first; i < nodes.size() && !error_ && !diverged_; ++i) {
+    while (!open_nodes_.empty() && open_nodes_.back() != nodes[i].parent) {
+      leave(open_nodes_.back());
+      open_nodes_.pop_back();
+    }
+    enter(i);
+    open_nodes_.push_back(i);
+  }
+}
+
+// Leaves the open nodes that are complete (they can get no more children); the partial
+// ones stay open for the next advance().
+void fold::leave_complete_tail() {
+  const auto& nodes = tree_->nodes();
+  while (!error_ && !open_nodes_.empty() && !nodes[open_nodes_.back()].partial) {
+    leave(open_nodes_.back());
+    open_nodes_.pop_back();
+  }
+}
+
+void fold::end_of_run() {
+  while (!error_ && !open_nodes_.empty()) {
+    leave(open_nodes_.back());
+    open_nodes_.pop_back();
+  }
+  if (error_) return;
+  for (auto& c : calls_) {
+    if (c.closed) continue;
+    if (!options_.partial) {
+      if (!c.named) {
+        base::location where;
+        where.offset = input_.size();
+        error_ = base::make_error(base::errc::internal_error, "tool call without a function name",
+                                  where);
+        return;
+      }
+      finalize(c, false, nullptr);
+    } else if (options_.close_open_calls) {
+      finalize(c, true, nullptr);
+    }
+  }
+}
+
+base::result<chat::message> fold::map(const peg::ast& t, std::string_view input,
+                                      const map_options& options) {
+  clear();
+  tree_ = &t;
+  input_ = input;
+  options_ = options;
+  records_.assign(t.nodes().size(), node_record{});
+  run_from(0);
+  if (diverged_ && !error_) {
+    fail(t.nodes().front(), "value node below a tool-arg-value that was folded as a value");
+  }
+  end_of_run();
+  if (error_) return *error_;
+
+  chat::message msg;
+  for (auto& c : calls_) {
+    if (c.named) msg.tool_calls.push_back(std::move(c.call));
+  }
+  if (!reasoning_.empty()) msg.reasoning_content = std::move(reasoning_);
+  if (!content_.empty()) {
+    msg.content = std::move(content_);
+  } else if (msg.tool_calls.empty()) {
+    msg.content = std::string();
+  }
+  return msg;
+}
+
+base::result<fold::outcome> fold::advance(const peg::ast* prev, const peg::ast& next,
+                                          std::string_view input) {
+  tree_ = &next;
+  input_ = input;
+  options_ = map_options{.partial = true};
+  const auto& now = next.nodes();
+  if (records_.size() < now.size()) records_.resize(now.size());
+  std::uint32_t first_new = 0;
+  if (prev) {
+    const auto& before = prev->nodes();
+    if (now.size() < before.size()) return outcome::diverged;
+    for (std::uint32_t i = 0; i < before.size(); ++i) {
+      const peg::ast_node& a = before[i];
+      const peg::ast_node& b = now[i];
+      if (!same_identity(a, b)) return outcome::diverged;
+      if (a.end == b.end && a.partial == b.partial) continue;
+      if (!a.partial || b.end < a.end) return outcome::diverged;
+      grow(i);
+      if (error_) return *error_;
+      if (diverged_) return outcome::diverged;
+    }
+    first_new = static_cast<std::uint32_t>(before.size());
+  }
+  run_from(first_new);
+  if (error_) return *error_;
+  if (diverged_) return outcome::diverged;
+  leave_complete_tail();
+  if (error_) return *error_;
+  return outcome::ok;
+}
+
+}  // namespace chatpeg::stream::detail

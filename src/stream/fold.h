@@ -1,0 +1,117 @@
+// The AST → message fold shared by stream::mapper (one whole AST) and stream::session (an AST
+// that grows with every chunk). Internal to the stream module.
+//
+// The fold walks tagged nodes in document order (enter / leave events) and appends to
+// content, reasoning and per-call arguments; it never rewrites what it appended. For a
+// streaming session it is incremental: advance() compares the new AST with the previous one
+// (same input, only longer) and
+//   - skips nodes that are identical (their effect is already in the state),
+//   - lets nodes that were partial and grew add only their new bytes (text, escaped string
+//     values, JSON fed to the value converter) and take effect when they complete (names,
+//     ids, closers),
+//   - enters the new nodes and leaves the complete ones,
+// so a feed costs what changed, not the whole response. When the new AST is not an extension
+// of the previous one (an ordered choice decided differently), advance() reports diverged and
+// the caller folds the whole AST again with a fresh fold.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chatpeg/base/result.h"
+#include "chatpeg/chat/message.h"
+#include "chatpeg/peg/matcher.h"
+#include "chatpeg/stream/mapper.h"
+#include "chatpeg/stream/value_converter.h"
+
+namespace chatpeg::stream::detail {
+
+enum class args_mode : std::uint8_t { none, whole, pairs };
+
+struct call_state {
+  chat::tool_call call;
+  std::uint32_t owner = peg::no_ast;  // the tool node that started the call, if any
+  bool owner_open = false;            // that node has not been left yet
+  bool saw_open = false;              // a tool-open node was seen for this call
+  bool named = false;
+  bool closed = false;
+  args_mode mode = args_mode::none;
+  std::size_t arg_count = 0;
+  bool quote_pending = false;     // a string value is open: its closing quote is owed
+  bool value_pending = false;     // an argument name was written, its value not yet
+  bool converter_active = false;  // converter holds a value still being written
+  value_converter converter;
+};
+
+// What the fold knows about one AST node it entered.
+struct node_record {
+  std::uint32_t consumed = 0;  // raw input end already folded (text-carrying nodes)
+  bool counted = false;        // reasoning/content not nested in another text node
+  bool deferred = false;       // entered while partial; takes effect once complete
+  bool value = false;          // tool-arg-value folded through the value converter
+  bool string_value = false;   // tool-arg-string-value folded as escaped text
+  bool args = false;           // tool-args folded through the value converter
+};
+
+class fold {
+ public:
+  enum class outcome : std::uint8_t { ok, diverged };
+
+  // Empties the state (keeps buffers).
+  void clear();
+
+  // One whole AST → message (mapper::map).
+  base::result<chat::message> map(const peg::ast& t, std::string_view input,
+                                  const map_options& options);
+
+  // Streaming: folds `next`, the AST of a lenient match of `input`. `prev` is the AST the
+  // previous advance() folded (input was a prefix of this one), or null after clear().
+  // On an error or diverged the state is unusable until clear().
+  base::result<outcome> advance(const peg::ast* prev, const peg::ast& next, std::string_view input);
+
+  const std::string& content() const { return content_; }
+  const std::string& reasoning() const { return reasoning_; }
+  const std::vector<call_state>& calls() const { return calls_; }
+
+ private:
+  void run_from(std::uint32_t first);
+  void leave_complete_tail();
+  void grow(std::uint32_t index);
+  void enter(std::uint32_t index);
+  void leave(std::uint32_t index);
+  void enter_args(std::uint32_t index);
+  void enter_arg_name(const peg::ast_node& n);
+  void enter_string_value(std::uint32_t index);
+  void enter_value(std::uint32_t index);
+  void end_of_run();
+  bool has_inner_value(std::uint32_t index) const;
+  bool inside_value(std::uint32_t index) const;
+
+  // Appends the node's text from record.consumed on (valid UTF-8; an incomplete tail at the
+  // end of the input is held back) and advances consumed.
+  std::string new_text(const peg::ast_node& n, node_record& r);
+
+  call_state* current();
+  call_state& start_call(std::uint32_t owner);
+  call_state& current_or_start();
+  void finish_arg(call_state& c, bool truncate, const peg::ast_node* at);
+  void finalize(call_state& c, bool truncate, const peg::ast_node* at);
+  void fail(const peg::ast_node& n, std::string message);
+
+  const peg::ast* tree_ = nullptr;
+  std::string_view input_;
+  map_options options_;
+  std::vector<call_state> calls_;
+  std::vector<std::uint32_t> open_nodes_;  // ancestors of the node being visited
+  std::vector<node_record> records_;
+  std::string content_;
+  std::string reasoning_;
+  std::uint32_t text_depth_ = 0;  // nesting of reasoning/content nodes
+  std::optional<base::error> error_;
+  bool diverged_ = false;
+};
+
+}  // namespace chatpeg::stream::detail

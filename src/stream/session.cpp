@@ -1,0 +1,431 @@
+// stream::session (DESIGN.md §7, issue #5): a growing model output → OpenAI deltas.
+//
+// Every feed appends the chunk to parse_prefix + output, matches it leniently with one
+// persistent matcher (match_growing: work on the unchanged prefix is reused), folds the AST
+// incrementally (fold.h: only nodes that grew or are new are visited, only new bytes are
+// copied) and diffs the fold against what was already sent: content and reasoning are sent as
+// suffixes, a call's header {index, id, name} once it is named (and, when the grammar can
+// carry a call id, once that id is decided), then its argument fragments. What the fold holds
+// back (partial markers, incomplete UTF-8, undecided words and quotes) is not in it yet, so it
+// is never sent early. A fold that would shrink what was sent is an internal error and nothing
+// is sent. finish() runs the one-shot parse code on the whole output (so the final message is
+// exactly stream::parse's) and sends what is still missing.
+#include "chatpeg/stream/session.h"
+
+#include <random>
+
+#include "chatpeg/base/utf8.h"
+#include "stream/fold.h"
+#include "stream/parse_internal.h"
+
+namespace chatpeg::stream {
+namespace {
+
+constexpr auto kLenient = peg::match_flags::lenient | peg::match_flags::complete;
+
+std::string default_call_id() {
+  static constexpr char alphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string id = "call_";
+  for (int i = 0; i < 24; ++i) id += alphabet[rng() % (sizeof(alphabet) - 1)];
+  return id;
+}
+
+// Does the grammar tag call ids anywhere? Then a call's header waits for its id.
+bool grammar_has_ids(const peg::grammar& g) {
+  for (const auto& n : g.nodes()) {
+    if (const auto* t = std::get_if<peg::nodes::tagged>(&n); t && t->tag == peg::tag::tool_id) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+base::error retraction(std::string what) {
+  return base::make_error(base::errc::internal_error,
+                          "re-parse would retract streamed text (" + std::move(what) + ")");
+}
+
+}  // namespace
+
+json::value delta::to_json() const {
+  json::value out = json::value::object();
+  if (!reasoning_content.empty()) out["reasoning_content"] = reasoning_content;
+  if (!content.empty()) out["content"] = content;
+  if (!tool_calls.empty()) {
+    json::value calls = json::value::array();
+    for (const auto& c : tool_calls) {
+      json::value call = json::value::object();
+      call["index"] = c.index;
+      if (c.id) call["id"] = *c.id;
+      if (c.id || c.name) call["type"] = "function";
+      json::value fn = json::value::object();
+      if (c.name) fn["name"] = *c.name;
+      fn["arguments"] = c.arguments;
+      call["function"] = std::move(fn);
+      calls.push_back(std::move(call));
+    }
+    out["tool_calls"] = std::move(calls);
+  }
+  return out;
+}
+
+std::string_view finish_reason_name(finish_reason r) {
+  switch (r) {
+    case finish_reason::stop:
+      return "stop";
+    case finish_reason::length:
+      return "length";
+    case finish_reason::tool_calls:
+      return "tool_calls";
+  }
+  return "stop";
+}
+
+struct session::state {
+  const chat::prepared* prepared = nullptr;
+  session_options options;
+  std::optional<peg::matcher> matcher;  // one per session: match_growing reuses its work
+  bool ids_expected = false;
+
+  std::string input;                 // parse_prefix + output received so far
+  std::vector<std::int32_t> tokens;  // per output byte when the caller gives them (else empty)
+  bool tokens_given = false;
+
+  peg::match_result last;  // the match the fold holds
+  detail::fold fold;
+  detail::fold spare;
+  bool fold_valid = false;
+
+  // What was sent (current()): per OpenAI call index, the fold call it came from.
+  chat::message sent;
+  std::size_t settled = 0;        // fold calls before this are closed and fully sent
+  std::size_t settled_named = 0;  // named calls among them
+  bool finished = false;
+
+  std::size_t prefix_size() const { return prepared->parse_prefix.size(); }
+  std::string_view output() const { return std::string_view(input).substr(prefix_size()); }
+
+  void reset() {
+    input.assign(prepared->parse_prefix);
+    tokens.clear();
+    tokens_given = false;
+    last = peg::match_result{};
+    fold.clear();
+    spare.clear();
+    fold_valid = false;
+    sent = chat::message{};
+    settled = 0;
+    settled_named = 0;
+    finished = false;
+    reset_growing();
+  }
+
+  std::string new_id() {
+    std::string id = options.id_generator ? options.id_generator() : default_call_id();
+    return id.empty() ? default_call_id() : id;
+  }
+
+  // The lenient match of the whole input so far, reusing the matcher's work on the part of
+  // the input that the previous call already saw.
+  peg::match_result match_growing() { return matcher->match_growing(input, kLenient); }
+  void reset_growing() {
+    if (matcher) matcher->reset_growing();
+  }
+
+  // Text suffix of `now` beyond `sent_text`; false when `now` does not extend it.
+  static bool suffix(const std::string& now, const std::optional<std::string>& sent_text,
+                     bool full_check, std::string& out) {
+    const std::size_t n = sent_text ? sent_text->size() : 0;
+    if (now.size() < n) return false;
+    if (full_check && n > 0 && now.compare(0, n, *sent_text) != 0) return false;
+    out.assign(now, n, std::string::npos);
+    return true;
+  }
+
+  // The deltas from `sent` to the fold; nothing is changed when it returns an error.
+  base::result<std::vector<delta>> diff_fold(const detail::fold& f, bool full_check) {
+    std::vector<delta> out;
+    delta text;
+    if (!suffix(f.reasoning(), sent.reasoning_content, full_check, text.reasoning_content)) {
+      return retraction("reasoning");
+    }
+    if (!suffix(f.content(), sent.content, full_check, text.content)) {
+      return retraction("content");
+    }
+    const auto& calls = f.calls();
+    std::size_t first = full_check ? 0 : settled;
+    std::size_t k = full_check ? 0 : settled_named;
+    struct pending_call {
+      std::size_t index;
+      const detail::call_state* call;
+    };
+    std::vector<pending_call> touched;
+    for (std::size_t fi = first; fi < calls.size(); ++fi) {
+      const auto& c = calls[fi];
+      if (!c.named) continue;
+      if (k < sent.tool_calls.size()) {
+        const auto& s = sent.tool_calls[k];
+        if (c.call.name != s.name) return retraction("name of call " + std::to_string(k));
+        if (c.call.arguments.size() < s.arguments.size() ||
+            (full_check && !starts_with(c.call.arguments, s.arguments))) {
+          return retraction("arguments of call " + std::to_string(k));
+        }
+      } else if (ids_expected && c.call.id.empty() && !c.closed) {
+        break;  // its header waits for the model's id (or the end of the call)
+      }
+      touched.push_back({k, &c});
+      ++k;
+    }
+    if (full_check && k < sent.tool_calls.size()) return retraction("tool calls");
+
+    // Apply.
+    if (!text.reasoning_content.empty()) {
+      if (!sent.reasoning_content) sent.reasoning_content.emplace();
+      sent.reasoning_content->append(text.reasoning_content);
+    }
+    if (!text.content.empty()) {
+      if (!sent.content) sent.content.emplace();
+      sent.content->append(text.content);
+    }
+    if (!text.reasoning_content.empty()) {
+      delta d;
+      d.reasoning_content = std::move(text.reasoning_content);
+      out.push_back(std::move(d));
+    }
+    if (!text.content.empty()) {
+      delta d;
+      d.content = std::move(text.content);
+      out.push_back(std::move(d));
+    }
+    for (const auto& [index, c] : touched) {
+      if (index == sent.tool_calls.size()) {
+        chat::tool_call header;
+        header.id = c->call.id.empty() ? new_id() : c->call.id;
+        header.name = c->call.name;
+        delta d;
+        d.tool_calls.push_back({.index = index, .id = header.id, .name = header.name});
+        out.push_back(std::move(d));
+        sent.tool_calls.push_back(std::move(header));
+      }
+      std::string& args = sent.tool_calls[index].arguments;
+      if (c->call.arguments.size() > args.size()) {
+        delta d;
+        d.tool_calls.push_back(
+            {.index = index, .arguments = c->call.arguments.substr(args.size())});
+        args.append(d.tool_calls.back().arguments);
+        out.push_back(std::move(d));
+      }
+    }
+    // Calls that are closed and wholly sent need no more looks.
+    if (full_check) {
+      settled = 0;
+      settled_named = 0;
+    }
+    while (settled < calls.size() && calls[settled].closed) {
+      const auto& c = calls[settled];
+      if (c.named) {
+        if (settled_named >= sent.tool_calls.size() ||
+            sent.tool_calls[settled_named].arguments.size() != c.call.arguments.size()) {
+          break;
+        }
+        ++settled_named;
+      }
+      ++settled;
+    }
+    return out;
+  }
+
+  base::error match_error(base::error e) const {
+    if (e.code != base::errc::limit_exceeded) {
+      e.code = base::errc::no_match;
+      e.message = "output does not match the parser: " + e.message;
+    }
+    detail::rebase_location(e.where, prefix_size(), output());
+    return e;
+  }
+
+  base::result<std::vector<delta>> feed(std::string_view chunk,
+                                        std::span<const std::int32_t> chunk_tokens) {
+    if (finished) {
+      return base::make_error(base::errc::invalid_argument, "feed() after finish()");
+    }
+    if (!chunk_tokens.empty() && chunk_tokens.size() != chunk.size()) {
+      return base::make_error(base::errc::invalid_argument,
+                              "token ids: " + std::to_string(chunk_tokens.size()) +
+                                  " given for a chunk of " + std::to_string(chunk.size()) +
+                                  " bytes (one per byte, -1 where a token continues)");
+    }
+    if (!chunk_tokens.empty() || tokens_given) {
+      if (!tokens_given) tokens.assign(output().size(), -1);
+      tokens_given = true;
+      if (chunk_tokens.empty()) {
+        tokens.insert(tokens.end(), chunk.size(), -1);
+      } else {
+        tokens.insert(tokens.end(), chunk_tokens.begin(), chunk_tokens.end());
+      }
+    }
+    input.append(chunk);
+    if (!matcher) return plain_feed();
+    if (chunk.empty() && fold_valid) return std::vector<delta>{};
+
+    peg::match_result r = match_growing();
+    if (r.status == peg::match_status::fail) return match_error(std::move(r.error));
+
+    bool full_check = false;
+    base::result<detail::fold::outcome> advanced =
+        fold_valid ? fold.advance(&last.ast, r.ast, input) : detail::fold::outcome::diverged;
+    if (!advanced || *advanced == detail::fold::outcome::diverged) {
+      // Not an extension of the previous AST (or the fold broke): fold it all again.
+      spare.clear();
+      auto again = spare.advance(nullptr, r.ast, input);
+      if (!again || *again == detail::fold::outcome::diverged) {
+        fold_valid = false;
+        if (!again) {
+          base::error e = std::move(again).error();
+          detail::rebase_location(e.where, prefix_size(), output());
+          return e;
+        }
+        return base::make_error(base::errc::internal_error, "the fold diverged from itself");
+      }
+      std::swap(fold, spare);
+      full_check = true;
+    }
+    auto deltas = diff_fold(fold, full_check);
+    if (!deltas) {
+      fold_valid = false;  // the fold is ahead of (or beside) what was sent
+      return deltas;
+    }
+    fold_valid = true;
+    last = std::move(r);
+    return deltas;
+  }
+
+  // No parser: the output is content, sent as it comes (incomplete UTF-8 held back).
+  std::vector<delta> plain_feed() {
+    std::string_view out = output();
+    out.remove_suffix(base::utf8_incomplete_tail(out));
+    std::string now = base::sanitize_utf8(out);
+    std::string add;
+    suffix(now, sent.content, false, add);
+    if (add.empty()) return {};
+    if (!sent.content) sent.content.emplace();
+    sent.content->append(add);
+    delta d;
+    d.content = std::move(add);
+    return {std::move(d)};
+  }
+
+  base::result<finish_result> finish(const finish_options& options_in) {
+    if (finished) return base::make_error(base::errc::invalid_argument, "finish() called twice");
+    finish_result out;
+    chat::message final_message;
+    bool truncated = false;
+    if (!matcher) {
+      final_message.content = base::sanitize_utf8(output());
+    } else {
+      reset_growing();
+      auto parsed = detail::parse_input(*prepared, *matcher, input,
+                                        {.allow_truncated = options_in.hit_token_limit});
+      reset_growing();
+      if (!parsed) return std::move(parsed).error();
+      final_message = std::move(parsed->message);
+      truncated = parsed->truncated;
+    }
+
+    // What is still to send: suffixes of what was sent (checked), then the new calls.
+    const std::string final_content = final_message.content.value_or("");
+    const std::string final_reasoning = final_message.reasoning_content.value_or("");
+    delta text;
+    if (!suffix(final_reasoning, sent.reasoning_content, true, text.reasoning_content)) {
+      return retraction("reasoning, final parse");
+    }
+    if (!suffix(final_content, sent.content, true, text.content)) {
+      return retraction("content, final parse");
+    }
+    auto& calls = final_message.tool_calls;
+    if (calls.size() < sent.tool_calls.size()) return retraction("tool calls, final parse");
+    for (std::size_t i = 0; i < sent.tool_calls.size(); ++i) {
+      if (calls[i].name != sent.tool_calls[i].name ||
+          !starts_with(calls[i].arguments, sent.tool_calls[i].arguments)) {
+        return retraction("call " + std::to_string(i) + ", final parse");
+      }
+    }
+    if (!text.reasoning_content.empty()) {
+      delta d;
+      d.reasoning_content = std::move(text.reasoning_content);
+      out.deltas.push_back(std::move(d));
+    }
+    if (!text.content.empty()) {
+      delta d;
+      d.content = std::move(text.content);
+      out.deltas.push_back(std::move(d));
+    }
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      std::size_t sent_args = 0;
+      if (i < sent.tool_calls.size()) {
+        calls[i].id = sent.tool_calls[i].id;  // ids never change once sent
+        sent_args = sent.tool_calls[i].arguments.size();
+      } else {
+        if (calls[i].id.empty()) calls[i].id = new_id();
+        delta d;
+        d.tool_calls.push_back({.index = i, .id = calls[i].id, .name = calls[i].name});
+        out.deltas.push_back(std::move(d));
+      }
+      if (calls[i].arguments.size() > sent_args) {
+        delta d;
+        d.tool_calls.push_back({.index = i, .arguments = calls[i].arguments.substr(sent_args)});
+        out.deltas.push_back(std::move(d));
+      }
+    }
+    out.reason = calls.empty() ? finish_reason::stop : finish_reason::tool_calls;
+    if (options_in.hit_token_limit || truncated) out.reason = finish_reason::length;
+    sent = final_message;
+    out.message = std::move(final_message);
+    finished = true;
+    return out;
+  }
+};
+
+session::session(const chat::prepared& p, session_options options)
+    : state_(std::make_unique<state>()) {
+  state_->prepared = &p;
+  state_->options = std::move(options);
+  if (p.parser) {
+    state_->matcher.emplace(*p.parser);
+    state_->ids_expected = grammar_has_ids(*p.parser);
+  }
+  state_->reset();
+}
+
+session::~session() = default;
+session::session(session&&) noexcept = default;
+session& session::operator=(session&&) noexcept = default;
+
+base::result<std::vector<delta>> session::feed(std::string_view chunk,
+                                               std::span<const std::int32_t> tokens) {
+  return state_->feed(chunk, tokens);
+}
+
+base::result<finish_result> session::finish(const finish_options& options) {
+  return state_->finish(options);
+}
+
+const chat::message& session::current() const {
+  return state_->sent;
+}
+
+std::size_t session::received() const {
+  return state_->output().size();
+}
+
+void session::reset() {
+  state_->reset();
+}
+
+}  // namespace chatpeg::stream
