@@ -4,7 +4,7 @@
 // produces the same tags as the generic generator, so the mapper needs no per-model code.
 #include <array>
 
-#include "parser_gen_internal.h"
+#include "dedicated_builders.h"
 
 namespace chatpeg::chat::detail {
 namespace {
@@ -58,7 +58,8 @@ struct dedicated_entry {
   dedicated_builder build;
 };
 
-constexpr std::array<dedicated_entry, 2> table{{
+constexpr std::array<dedicated_entry, 3> table{{
+    {"gpt-oss", build_gpt_oss},
     {"functionary-v3.2", functionary_v3_2},
     {"deepseek-v3.2-dsml", deepseek_dsml},
 }};

@@ -1,0 +1,175 @@
+// gpt-oss (harmony) parser: the answer is a sequence of messages, each
+//   [<|start|>assistant] header <|message|> body [<|end|> | <|return|> | <|call|>]
+// where the header names a channel (<|channel|>analysis | final | commentary), optionally a
+// recipient (" to=functions.NAME" before or after the channel, " to=container.exec", ...) and
+// a content type (" json", " <|constrain|>json"). analysis → reasoning (or, with
+// reasoning_format none, the whole message kept as written in content), final and
+// commentary without recipient → content, " to=functions.NAME" → a tool call with JSON
+// arguments, any other recipient (built-in tools the request did not declare) → dropped.
+// Differential analysis cannot see this (the channel/recipient order varies), hence a
+// dedicated builder. The lazy GBNF starts at the " to=functions." trigger, from which both
+// header orders read the same way.
+#include "dedicated_builders.h"
+
+#include "chatpeg/grammar/schema.h"
+
+namespace chatpeg::chat::detail {
+namespace {
+
+using peg::parser;
+using peg::tag;
+
+const std::vector<std::string> body_ends = {"<|end|>", "<|start|>", "<|return|>", "<|call|>"};
+
+struct harmony {
+  gen_context& c;
+  peg::builder& b;
+
+  parser word() { return b.chars("[A-Za-z0-9_]", 1, 32); }
+  // Content type after channel or recipient: " json", " <|constrain|>json", "<|constrain|>x".
+  parser ctype() {
+    auto constrain = b.chars("[ \\t]", 0, 4) + b.literal("<|constrain|>") + word();
+    auto bare = b.chars("[ \\t]", 1, 4) + word() + b.negate(b.literal("="));
+    return b.optional(b.choice({constrain, bare}));
+  }
+  parser term() {
+    return b.optional(
+        b.choice({b.literal("<|end|>"), b.literal("<|return|>"), b.literal("<|call|>")}));
+  }
+  parser start() { return b.optional(b.literal("<|start|>assistant")); }
+  // A header fragment addressed back to the assistant ("<|channel|>commentary to=assistant")
+  // that some outputs put in front of the real header.
+  parser junk() {
+    return b.repeat(b.literal("<|channel|>") + word() + b.literal(" to=assistant"), 0, 2);
+  }
+  parser channel(std::string_view name) { return b.literal("<|channel|>" + std::string(name)); }
+  parser body_text() { return b.until_one_of(body_ends); }
+
+  parser reasoning_msg() {
+    auto open = channel("analysis") + ctype() + b.literal("<|message|>");
+    if (c.extract_reasoning) return start() + junk() + open + b.reasoning(body_text()) + term();
+    return start() + junk() + b.content(open + body_text() + term());
+  }
+
+  parser text_msg(std::string_view name) {
+    return start() + junk() + channel(name) + ctype() + b.literal("<|message|>") +
+           b.content(body_text()) + term();
+  }
+
+  base::result<parser> json_final_msg() {
+    grammar::schema_options so;
+    so.name = "response";
+    auto compiled = grammar::compile_schema(b, *c.req.json_schema, so);
+    if (!compiled) return compiled.error();
+    return start() + junk() + channel("final") + ctype() + b.literal("<|message|>") + c.ws() +
+           b.content(compiled->parser) + c.ws() + term();
+  }
+
+  // Text outside any header (a continued final message written after "<|end|>"): content.
+  parser plain_msg() {
+    return b.negate(b.literal("<|")) + b.negate(b.literal(" to=")) +
+           b.content(b.any() + body_text()) + term();
+  }
+
+  // A message to a recipient the request did not declare (container.exec, python, browser.*):
+  // accepted and dropped.
+  parser builtin_msg() {
+    auto recipient = b.literal(" to=") + b.negate(b.literal("functions.")) +
+                     b.negate(b.literal("assistant")) + b.chars("[A-Za-z0-9_.-]", 1, 64);
+    auto header = b.choice({recipient + b.optional(b.chars("[ \\t]", 0, 4) + channel("") + word()),
+                            channel("") + word() + recipient});
+    return start() + junk() + header + ctype() + b.literal("<|message|>") + body_text() + term();
+  }
+
+  // " to=functions.NAME" with an optional channel after it; used by the lazy GBNF too.
+  base::result<parser> call_from_recipient(const json::value& tool, parser args) {
+    (void)tool;
+    auto name = b.atomic(b.tag(tag::tool_name, b.literal(tool_name(tool))));
+    auto after = b.optional(b.chars("[ \\t]", 0, 4) + channel("") + word());
+    return b.literal(" to=functions.") + name + after + ctype() + b.literal("<|message|>") +
+           c.ws() + b.tag(tag::tool_args, args) + c.ws() + term();
+  }
+
+  base::result<parser> call_msg(const json::value& tool, parser recipient_first) {
+    auto args = json_arguments(c, tool);
+    if (!args) return args.error();
+    auto name = b.atomic(b.tag(tag::tool_name, b.literal(tool_name(tool))));
+    auto channel_first = channel("") + word() + b.literal(" to=functions.") + name + ctype() +
+                         b.literal("<|message|>") + c.ws() + b.tag(tag::tool_args, *args) + c.ws() +
+                         term();
+    return b.rule(c.unique_rule("tool-" + sanitize(tool_name(tool))),
+                  b.tag(tag::tool, start() + junk() + b.choice({recipient_first, channel_first})));
+  }
+};
+
+}  // namespace
+
+base::result<gen_result> build_gpt_oss(gen_context& c) {
+  auto& b = c.b;
+  harmony h{c, b};
+  gen_result out;
+
+  // What the prefix already holds: the output may start inside the analysis message.
+  parser lead = b.eps();
+  if (c.for_gbnf && c.state == prefix_state::reasoning_open) {
+    lead = h.body_text() + h.term();
+  } else if (c.for_gbnf && c.state == prefix_state::reasoning_closed) {
+    lead = b.optional(h.body_text() + h.term());
+  }
+
+  std::vector<parser> others{h.reasoning_msg(), h.text_msg("final"), h.text_msg("commentary"),
+                             h.builtin_msg()};
+  if (!c.for_gbnf) others.push_back(h.plain_msg());
+  if (c.body == body_kind::json_schema) {
+    auto fin = h.json_final_msg();
+    if (!fin) return fin.error();
+    others = {h.reasoning_msg(), *fin, h.text_msg("commentary"), h.builtin_msg()};
+    if (!c.for_gbnf) others.push_back(h.plain_msg());
+    out.root = lead + b.zero_or_more(b.choice(others)) + c.ws() + b.end();
+    return out;
+  }
+  auto other = b.rule(c.unique_rule("harmony-message"), b.choice(others));
+  if (c.body != body_kind::tools || c.tools.empty()) {
+    out.root = b.choice({lead + b.zero_or_more(other) + c.ws() + b.end(), b.content(b.rest())});
+    return out;
+  }
+
+  std::vector<parser> calls;
+  std::vector<parser> lazy_calls;
+  for (const json::value* tool : c.tools) {
+    auto args = json_arguments(c, *tool);
+    if (!args) return args.error();
+    auto from_recipient = h.call_from_recipient(*tool, *args);
+    if (!from_recipient) return from_recipient.error();
+    lazy_calls.push_back(b.tag(tag::tool, *from_recipient));
+    auto call = h.call_msg(*tool, *from_recipient);
+    if (!call) return call.error();
+    calls.push_back(*call);
+  }
+  auto call = b.rule(c.unique_rule("harmony-call"), calls.size() == 1 ? calls[0] : b.choice(calls));
+  const bool parallel = c.req.parallel_tool_calls;
+  parser body;
+  if (c.tool_required) {
+    body = b.zero_or_more(other) + call +
+           (parallel ? b.zero_or_more(b.choice({call, other})) : b.eps());
+  } else if (parallel) {
+    body = b.zero_or_more(b.choice({call, other}));
+  } else {
+    body = b.zero_or_more(other) + b.optional(call);
+  }
+  out.root = lead + body + c.ws() + b.end();
+  if (!c.tool_required && !c.for_gbnf) {
+    out.root = b.choice({out.root, b.content(b.rest())});
+  }
+  if (!c.tool_required) {
+    // Lazy GBNF from the trigger: " to=functions.NAME..." then, with parallel calls, more
+    // messages.
+    auto first = lazy_calls.size() == 1 ? lazy_calls[0] : b.choice(lazy_calls);
+    auto tail = parallel ? b.zero_or_more(b.choice({call, other})) : b.eps();
+    out.lazy_from = b.rule(c.unique_rule("harmony-call-tail"), first + tail + c.ws());
+    out.triggers.push_back({trigger_type::word, " to=functions."});
+  }
+  return out;
+}
+
+}  // namespace chatpeg::chat::detail
