@@ -5,7 +5,11 @@
 // tool results become user turns when it cannot render role "tool". chat_template_kwargs
 // are merged at the top level (enable_thinking, ...). Special tokens are added by
 // chat_template::render_context.
+#include <ctime>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "chatpeg/chat/prepare.h"
 
@@ -69,6 +73,37 @@ base::status adapt_tool_calls(const template_caps& caps, json::value& m, const s
   return {};
 }
 
+// Firefunction v2 reads `functions` (the tools' function objects as indented JSON text) and
+// `datetime` instead of `tools`.
+std::vector<std::pair<std::string, json::value>> firefunction_variables(const request& req) {
+  std::string functions;
+  if (req.has_tools()) {
+    json::value list = json::value::array();
+    for (const auto& t : req.tools) {
+      if (const auto fn = t.find("function"); fn != t.end()) list.push_back(*fn);
+    }
+    functions = list.dump(4, ' ', false, json::value::error_handler_t::replace);
+  }
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char date[64] = {};
+  std::strftime(date, sizeof date, "%b %d %Y %H:%M:%S GMT", &utc);
+  return {{"functions", functions}, {"datetime", std::string(date)}};
+}
+
+struct extra_variables {
+  std::string_view handler;  // analysis.handler of the rows that need them
+  std::vector<std::pair<std::string, json::value>> (*make)(const request&);
+};
+
+const std::vector<extra_variables>& extra_variable_rows() {
+  static const std::vector<extra_variables> rows = {
+      {"firefunction-v2", firefunction_variables},
+  };
+  return rows;
+}
+
 }  // namespace
 
 base::result<json::value> adapt_variables(const template_caps& caps, const request& req) {
@@ -123,7 +158,17 @@ base::result<json::value> adapt_variables(const template_caps& caps, const reque
 }
 
 base::result<json::value> template_variables(const chat_template& tmpl, const request& req) {
-  return adapt_variables(tmpl.caps(), req);
+  auto vars = adapt_variables(tmpl.caps(), req);
+  if (!vars) return vars;
+  // Variables some formats' templates read besides the standard ones, as their model cards
+  // (and the reference implementation) feed them; kwargs the request gives win.
+  for (const auto& row : extra_variable_rows()) {
+    if (tmpl.analysis().handler != row.handler) continue;
+    for (auto& [key, value] : row.make(req)) {
+      if (!vars->contains(key)) (*vars)[key] = std::move(value);
+    }
+  }
+  return vars;
 }
 
 }  // namespace chatpeg::chat

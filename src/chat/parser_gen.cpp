@@ -93,7 +93,7 @@ json::value tool_parameters(const json::value& tool) {
 // Reasoning: [start] text end, with bounded whitespace around the markers. With extraction
 // the text is tagged reasoning; without it (reasoning_format none) the whole block stays in
 // content as written. Where the parse starts decides what is optional.
-peg::parser reasoning_block(gen_context& c) {
+peg::parser reasoning_block(gen_context& c, peg::parser calls) {
   auto& b = c.b;
   if (!c.has_reasoning || c.a.reasoning.end.empty()) return b.eps();
   const auto& rs = c.a.reasoning;
@@ -106,7 +106,13 @@ peg::parser reasoning_block(gen_context& c) {
   switch (c.state) {
     case prefix_state::reasoning_open:
       if (c.for_gbnf) return wrap(c.ws() + text + close);
-      // The prefix opened the block; an output that never closes it is all reasoning.
+      // The prefix opened the block; an output that never closes it is all reasoning —
+      // unless it goes straight to the tool calls (the block is then empty and its opener,
+      // which the model did not write, is dropped, as the reference does).
+      if (calls.owner != nullptr) {
+        return b.choice({wrap(open + text + close), open + c.ws() + b.peek(calls),
+                         wrap(open + text + b.end())});
+      }
       return wrap(open + text + (close | b.end()));
     case prefix_state::reasoning_closed:
       if (c.for_gbnf) return b.eps();
@@ -153,7 +159,7 @@ gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::st
   auto& b = c.b;
   gen_result out;
   calls = b.rule(c.unique_rule("tool-calls"), calls);
-  auto reasoning = reasoning_block(c);
+  auto reasoning = reasoning_block(c, calls);
   words.erase(std::remove_if(words.begin(), words.end(), [](const auto& w) { return w.empty(); }),
               words.end());
   if (c.tool_required) {

@@ -79,7 +79,9 @@ base::result<peg::parser> json_arguments(gen_context& c, const json::value& tool
 peg::parser python_value(gen_context& c);
 
 // Generic (analysis-driven) pieces.
-peg::parser reasoning_block(gen_context& c);  // eps when there is no reasoning
+// eps when there is no reasoning. `calls` (optional): the tool-call block, which may follow an
+// opened-but-unclosed block directly.
+peg::parser reasoning_block(gen_context& c, peg::parser calls = {});
 base::result<gen_result> build_generic(gen_context& c);
 // The tool-call block of a tool_syntax: section(s) with one or more calls.
 base::result<peg::parser> calls_block(gen_context& c, const tool_syntax& ts);

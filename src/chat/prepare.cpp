@@ -38,7 +38,7 @@ base::result<prepared> prepare(const chat_template& tmpl, const request& req,
   if (!vars) return vars.error();
   auto render = [&](json::value v, bool generation_prompt) {
     v["add_generation_prompt"] = generation_prompt;
-    return tmpl.render_context(v);
+    return tmpl.render_request(v);
   };
 
   std::string prompt;
@@ -75,9 +75,26 @@ base::result<prepared> prepare(const chat_template& tmpl, const request& req,
     auto full = render(marked, false);
     if (!full) return full.error();
     std::size_t cut = full->rfind(continue_sentinel);
+    const analysis& an = tmpl.analysis();
+    // For a template that drops the final message's reasoning: the reasoning start marker
+    // unless the new-turn header already opens the block ("<｜Assistant｜><think>").
+    const auto opener = [&]() {
+      const std::string_view core = detail::marker_core(an.reasoning.start);
+      const std::string_view head = detail::marker_core(header);
+      const bool opened = !core.empty() && head.size() >= core.size() &&
+                          head.substr(head.size() - core.size()) == core;
+      return opened ? std::string() : an.reasoning.start;
+    };
     if (cut == std::string::npos && req.continue_final_message == continue_mode::reasoning &&
-        !tmpl.analysis().reasoning.start.empty()) {
-      // The template drops reasoning: open the block with the analysis' start marker.
+        !an.reasoning.start.empty() && !header.empty()) {
+      // The template drops reasoning: continue from the new-turn header, the block opened
+      // with the analysis' start marker, as the reference does.
+      *full = *header_text + opener() + text + std::string(continue_sentinel);
+      cut = full->rfind(continue_sentinel);
+    }
+    if (cut == std::string::npos && req.continue_final_message == continue_mode::reasoning &&
+        !an.reasoning.start.empty()) {
+      // No header either: open the block after the template's own message header.
       json::value bare = last;
       bare.erase("reasoning_content");
       bare["content"] = std::string(continue_sentinel);
@@ -99,23 +116,27 @@ base::result<prepared> prepare(const chat_template& tmpl, const request& req,
     }
     prompt = full->substr(0, cut);
     // A template that drops the final message's reasoning: write it with the analysis'
-    // markers in front of the prefilled content, as the reference does.
-    const analysis& an = tmpl.analysis();
+    // markers in front of the prefilled content after the new-turn header, as the reference
+    // does (the template's history form of the turn may hold an empty block instead).
     const std::string reasoning = last.value("reasoning_content", json::value("")).is_string()
                                       ? last.value("reasoning_content", std::string())
                                       : std::string();
     if (req.continue_final_message == continue_mode::content && !reasoning.empty() &&
         an.reasoning.mode != reasoning_mode::none && !an.reasoning.end.empty() &&
         prompt.find(reasoning, base_text->size()) == std::string::npos) {
-      json::value bare = last;
-      bare.erase("reasoning_content");
-      bare["content"] = std::string(continue_sentinel);
-      json::value again = *vars;
-      again["messages"].back() = bare;
-      auto plain = render(again, false);
-      if (!plain) return plain.error();
-      if (const std::size_t at = plain->rfind(continue_sentinel); at != std::string::npos) {
-        prompt = plain->substr(0, at) + an.reasoning.start + reasoning + an.reasoning.end + text;
+      if (!header.empty()) {
+        prompt = *header_text + opener() + reasoning + an.reasoning.end + text;
+      } else {
+        json::value bare = last;
+        bare.erase("reasoning_content");
+        bare["content"] = std::string(continue_sentinel);
+        json::value again = *vars;
+        again["messages"].back() = bare;
+        auto plain = render(again, false);
+        if (!plain) return plain.error();
+        if (const std::size_t at = plain->rfind(continue_sentinel); at != std::string::npos) {
+          prompt = plain->substr(0, at) + an.reasoning.start + reasoning + an.reasoning.end + text;
+        }
       }
     }
     generation_prompt = tail_after(*base_text, prompt);

@@ -36,4 +36,16 @@ base::result<std::string> chat_template::render_context(
   return jinja::render(*program_, jinja::make_chat_context(variables, special_tokens_), options);
 }
 
+base::result<std::string> chat_template::render_request(
+    const json::value& variables, const jinja::render_options& options) const {
+  if (!variables.is_object())
+    return base::make_error(base::errc::invalid_argument,
+                            "template variables must be a JSON object", {.path = "$"});
+  json::value ctx = jinja::make_chat_context(variables, special_tokens_);
+  for (const char* key : {"tools", "documents"}) {
+    if (!variables.contains(key)) ctx.erase(key);
+  }
+  return jinja::render(*program_, ctx, options);
+}
+
 }  // namespace chatpeg::chat

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "chatpeg/chat/prepare.h"
+#include "chatpeg/chat/template.h"
 
 namespace chatpeg::chat {
 namespace {
@@ -42,6 +43,31 @@ TEST(adapter, capable_template_gets_the_request_as_is) {
   EXPECT_EQ((*v)["enable_thinking"], false);
   EXPECT_EQ((*v)["add_generation_prompt"], true);
   EXPECT_EQ((*v)["tools"].size(), 1u);
+}
+
+// Firefunction v2 reads `functions` (the function objects as JSON text) and `datetime`.
+TEST(adapter, firefunction_gets_functions_and_datetime) {
+  auto t = chat_template::create(
+      "{{ functions }}|{{ datetime }}|{{ messages[0].content }}"
+      "{% if false %} functools[{% endif %}");
+  ASSERT_TRUE(t.has_value()) << t.error().to_string();
+  ASSERT_EQ((*t)->analysis().handler, "firefunction-v2");
+  auto v = template_variables(**t, make(conversation));
+  ASSERT_TRUE(v.has_value()) << v.error().to_string();
+  auto functions = json::parse((*v)["functions"].get<std::string>());
+  ASSERT_TRUE(functions.has_value());
+  EXPECT_EQ((*functions)[0]["name"], "f");
+  EXPECT_FALSE((*v)["datetime"].get<std::string>().empty());
+  // Given as kwargs, they win; without tools, functions is empty text.
+  auto given = template_variables(**t, make(R"({"messages":[{"role":"user","content":"x"}],
+                    "chat_template_kwargs":{"datetime":"Mar 14 2025"}})"));
+  ASSERT_TRUE(given.has_value());
+  EXPECT_EQ((*given)["datetime"], "Mar 14 2025");
+  EXPECT_EQ((*given)["functions"], "");
+  auto plain = template_variables(**t, make(R"({"messages":[{"role":"user","content":"x"}]})"));
+  ASSERT_TRUE(plain.has_value());
+  auto rendered = (*t)->render_request(*plain);
+  ASSERT_TRUE(rendered.has_value()) << rendered.error().to_string();
 }
 
 TEST(adapter, limited_template_gets_polyfills) {

@@ -333,13 +333,22 @@ std::vector<gen_case> cases() {
          "</function>\n</tool_call>",
          "reasoning='I think\n' |tool_name='get_time' tool_arg_name='tz' "
          "tool_arg_string_value='UTC'"},
-        {"Hmm\n</think>\n\nNo tool needed.", "reasoning='Hmm\n' content='No tool needed.'"}}},
+        {"Hmm\n</think>\n\nNo tool needed.", "reasoning='Hmm\n' content='No tool needed.'"},
+        // Straight to the call: the block the prompt opened is empty and its opener dropped.
+        {"<tool_call>\n<function=get_time>\n<parameter=tz>\nUTC\n</parameter>\n</function>\n"
+         "</tool_call>",
+         "|tool_name='get_time' tool_arg_name='tz' tool_arg_string_value='UTC'"},
+        // Never closed and no call: all of it is reasoning.
+        {"Still thinking", "reasoning='Still thinking'"}}},
       {"reasoning_none_keeps_text",
        with_think(qwen_coder()),
        R"(,"reasoning_format":"none")",
        "<think>\n",
        {{"Hmm\n</think>\n\nNo tool needed.",
-         "content='<think>\nHmm\n</think>\n\n' content='No tool needed.'"}}},
+         "content='<think>\nHmm\n</think>\n\n' content='No tool needed.'"},
+        {"<tool_call>\n<function=get_time>\n<parameter=tz>\nUTC\n</parameter>\n</function>\n"
+         "</tool_call>",
+         "|tool_name='get_time' tool_arg_name='tz' tool_arg_string_value='UTC'"}}},
       {"reasoning_optional_block",
        with_think(hermes()),
        R"(,"tool_choice":"required")",

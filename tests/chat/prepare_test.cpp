@@ -120,5 +120,52 @@ TEST(prepare_cases, generation_prompt_parse_and_gbnf) {
   EXPECT_GE(gbnf_ok, 175);
 }
 
+// A DeepSeek-V3.1-like template: the history form of an assistant turn holds an empty
+// reasoning block (its reasoning dropped), the new-turn header opens one when thinking.
+const char* const drops_reasoning =
+    "{%- for m in messages -%}"
+    "{%- if m.role == 'user' -%}<U>{{ m.content }}"
+    "{%- else -%}<A><think></think>{{ m.content }}<E>{%- endif -%}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}<A>"
+    "{%- if enable_thinking -%}<think>{%- else -%}<think></think>{%- endif -%}{%- endif -%}";
+
+std::shared_ptr<const chat_template> small_template(const std::string& source) {
+  auto t = chat_template::create(source);
+  EXPECT_TRUE(t.has_value()) << t.error().to_string();
+  return t ? *t : nullptr;
+}
+
+request continued(const std::string& mode, const std::string& content,
+                  const std::string& reasoning) {
+  return testing::make_request(
+      R"({"messages":[{"role":"user","content":"Hey"},{"role":"assistant","content":)" +
+      json::quote(content) + R"(,"reasoning_content":)" + json::quote(reasoning) +
+      R"(}],"chat_template_kwargs":{"enable_thinking":true},"add_generation_prompt":false,)"
+      R"("continue_final_message":")" +
+      mode + R"("})");
+}
+
+TEST(prepare, continue_content_when_the_template_drops_reasoning) {
+  auto t = small_template(drops_reasoning);
+  ASSERT_TRUE(t);
+  ASSERT_EQ(t->analysis().reasoning.end, "</think>");
+  auto p = prepare(*t, continued("content", "Hello, ", "I'm thinking"));
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  // The header already opens the block: no second start marker, no empty block.
+  EXPECT_EQ(p->generation_prompt, "<A><think>I'm thinking</think>Hello, ");
+  EXPECT_EQ(testing::parse_summary(*p, "world"), "reasoning='I'm thinking' content='Hello, world'");
+}
+
+TEST(prepare, continue_reasoning_when_the_template_drops_reasoning) {
+  auto t = small_template(drops_reasoning);
+  ASSERT_TRUE(t);
+  auto p = prepare(*t, continued("reasoning", "", "I'm"));
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  EXPECT_EQ(p->generation_prompt, "<A><think>I'm");
+  EXPECT_EQ(testing::parse_summary(*p, " thinking</think>Hi"),
+            "reasoning='I'm thinking' content='Hi'");
+}
+
 }  // namespace
 }  // namespace chatpeg::chat

@@ -55,6 +55,25 @@ TEST(Template, RenderContextMergesSpecialTokens) {
   EXPECT_EQ(bad.error().code, base::errc::invalid_argument);
 }
 
+// Requests render with `tools` undefined when they have none (as the reference does): a
+// template that loops over tools unconditionally must not fail on None.
+TEST(Template, RenderRequestLeavesToolsUndefined) {
+  auto t = chat_template::create(
+      "{% for t in tools %}{{ t.function.name }} {% endfor %}{{ tools is defined }}|"
+      "{{ documents is defined }}|{{ messages[0].content }}");
+  ASSERT_TRUE(t);
+  const json::value vars = {{"messages", {{{"role", "user"}, {"content", "hi"}}}}};
+  auto out = (*t)->render_request(vars);
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(*out, "False|False|hi");
+  EXPECT_FALSE((*t)->render_context(vars));  // transformers' None is not iterable
+  json::value with = vars;
+  with["tools"] = json::value::array({{{"function", {{"name", "f"}}}}});
+  auto listed = (*t)->render_request(with);
+  ASSERT_TRUE(listed) << listed.error().to_string();
+  EXPECT_EQ(*listed, "f True|False|hi");
+}
+
 TEST(Template, DifferentialJsonNative) {
   auto t = chat_template::create(chat_template_with(
       "{{ m.content }}{% if m.tool_calls %}<tools>[{% for tc in m.tool_calls %}{\"name\": \"{{ "

@@ -14,7 +14,7 @@
 namespace chatpeg::chat {
 
 struct template_options {
-  std::string file;                                     // for error locations
+  std::string file;                                    // for error locations
   json::value special_tokens = json::value::object();  // bos_token, eos_token, ...
   // Use this analysis instead of analysing (loaded from `--analysis FILE`).
   std::optional<analysis> analysis_override;
@@ -38,6 +38,13 @@ class chat_template {
   // defaulting to None) — the `chatpeg render --context` path.
   // options carries limits and the strftime_now clock (`--now`).
   base::result<std::string> render_context(const json::value& variables,
+                                           const jinja::render_options& options = {}) const;
+
+  // Renders the variables of a request (template_variables / prepare): like render_context,
+  // but `tools` and `documents` stay undefined when the variables do not carry them, as the
+  // reference implementation renders requests (templates such as Hermes 2 Pro tool_use loop
+  // over `tools` unconditionally, which None would break).
+  base::result<std::string> render_request(const json::value& variables,
                                            const jinja::render_options& options = {}) const;
 
  private:
