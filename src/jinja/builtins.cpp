@@ -59,7 +59,7 @@ value fn_range(interp& in, call_args& args) {
   std::vector<value> out;
   out.reserve(static_cast<std::size_t>(count));
   for (std::int64_t i = 0; i < count; ++i) out.push_back(value::integer(start + i * step));
-  return value::list(std::move(out));
+  return value::range(std::move(out), {start, stop, step});
 }
 
 value fn_dict(interp& in, call_args& args) {

@@ -571,9 +571,9 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
     if (!args.keyword.empty()) {
       auto d = std::make_shared<dict_obj>();
       for (auto& k : args.keyword) d->set(value::string(k.first), k.second);
-      return percent_format(in, soft_str(v), value::dict(d));
+      return percent_format(in, soft_str(v), value::dict(d), v.is_markup());
     }
-    return percent_format(in, soft_str(v), value::tuple(args.positional));
+    return percent_format(in, soft_str(v), value::tuple(args.positional), v.is_markup());
   }
   if (n == "pprint") return value::string(to_repr(v));
   if (n == "groupby") {

@@ -111,7 +111,8 @@ bool contains(interp& in, const value& container, const value& item);
 int order(interp& in, const value& a, const value& b, const char* op);  // <0, 0, >0
 std::vector<value> iterate(interp& in, const value& v);                 // Python iter() as a list
 value call_value(interp& in, const value& callee, call_args& args);
-value percent_format(interp& in, const std::string& fmt, const value& args);
+// str % args; a Markup format (`markup`) escapes the %s/%r arguments and yields Markup.
+value percent_format(interp& in, const std::string& fmt, const value& args, bool markup);
 value slice_value(interp& in, const value& obj, const value& start, const value& stop,
                   const value& step);
 std::int64_t length_of(interp& in, const value& v);

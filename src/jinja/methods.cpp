@@ -174,7 +174,9 @@ std::string format_spec(interp& in, const value& v, std::string_view spec) {
   }
 }
 
-std::string str_format(interp& in, std::string_view fmt, call_args& args) {
+// str.format; for a Markup format string (`markup`), every field not itself Markup is
+// HTML-escaped after formatting, as markupsafe's EscapeFormatter does.
+std::string str_format(interp& in, std::string_view fmt, call_args& args, bool markup) {
   std::string out;
   std::size_t auto_idx = 0;
   for (std::size_t i = 0; i < fmt.size(); ++i) {
@@ -246,7 +248,10 @@ std::string str_format(interp& in, std::string_view fmt, call_args& args) {
         v = value::string(to_repr(v));
       else if (conv == 's')
         v = value::string(to_str(v));
-      out += format_spec(in, v, spec);
+      if (markup && !v.is_markup())
+        out += html_escape(format_spec(in, v, spec));
+      else
+        out += format_spec(in, v, spec);
     } else if (c == '}') {
       if (i + 1 < fmt.size() && fmt[i + 1] == '}')
         ++i;
@@ -277,24 +282,16 @@ bool is_digit_cp(char32_t c) {
   return c >= '0' && c <= '9';
 }
 
-value str_method(interp& in, const value& self, std::string_view n, call_args& args) {
+value plain_str_method(interp& in, const value& self, std::string_view n, call_args& args) {
   const std::string& s = self.str();
   arg_reader r{in, args, n.data()};
   std::string h1, h2;
   if (n == "upper") return value::string(py_upper(s));
-  if (n == "lower" || n == "casefold") return value::string(py_lower(s));
+  if (n == "lower") return value::string(py_lower(s));
+  if (n == "casefold") return value::string(py_casefold(s));
   if (n == "title") return value::string(py_title(s));
   if (n == "capitalize") return value::string(py_capitalize(s));
-  if (n == "swapcase") {
-    auto cps = decode(s);
-    std::string out;
-    for (char32_t c : cps) {
-      std::string one = encode({c});
-      std::string up = py_upper(one);
-      out += up != one ? up : py_lower(one);
-    }
-    return value::string(out);
-  }
+  if (n == "swapcase") return value::string(py_swapcase(s));
   if (n == "strip" || n == "lstrip" || n == "rstrip") {
     const std::string* chars = opt_str(in, r.get(0, "chars", value::none()), h1, n.data());
     r.done(1);
@@ -391,20 +388,15 @@ value str_method(interp& in, const value& self, std::string_view n, call_args& a
     }
     return value::string(std::move(out));
   }
-  if (n == "format") return value::string(str_format(in, s, args));
+  if (n == "format") return value::string(str_format(in, s, args, false));
   if (n == "isdigit" || n == "isdecimal" || n == "isnumeric")
     return value::boolean(all_cps(s, is_digit_cp));
   if (n == "isalpha") return value::boolean(all_cps(s, is_alpha_cp));
   if (n == "isalnum")
     return value::boolean(all_cps(s, [](char32_t c) { return is_alpha_cp(c) || is_digit_cp(c); }));
   if (n == "isspace") return value::boolean(all_cps(s, py_is_space));
-  if (n == "isupper" || n == "islower") {
-    std::string up = py_upper(s), low = py_lower(s);
-    bool cased = up != low;
-    if (!cased) return value::boolean(false);
-    return value::boolean(n == "isupper" ? up == s : low == s);
-  }
-  if (n == "istitle") return value::boolean(py_title(s) == s && py_upper(s) != py_lower(s));
+  if (n == "isupper" || n == "islower") return value::boolean(py_isupper(s, n == "isupper"));
+  if (n == "istitle") return value::boolean(py_istitle(s));
   if (n == "partition" || n == "rpartition") {
     value sep = r.get(0, "sep");
     if (!sep.is_string() || sep.str().empty()) in.fail("empty separator");
@@ -419,7 +411,15 @@ value str_method(interp& in, const value& self, std::string_view n, call_args& a
   }
   if (n == "center" || n == "ljust" || n == "rjust" || n == "zfill") {
     std::int64_t width = r.get(0, "width").as_int();
-    std::string fill = n == "zfill" ? "0" : to_str(r.get(1, "fillchar", value::string(" ")));
+    std::string fill = "0";
+    if (n != "zfill") {
+      value f = r.get(1, "fillchar", value::string(" "));
+      if (!f.is_string())
+        in.fail("The fill character must be a unicode character, not " + type_name(f));
+      if (utf8_length(f.str()) != 1)
+        in.fail("The fill character must be exactly one character long");
+      fill = f.str();
+    }
     auto len = static_cast<std::int64_t>(utf8_length(s));
     if (width <= len) return self;
     in.check_output_size(static_cast<std::size_t>(width));
@@ -449,6 +449,53 @@ value str_method(interp& in, const value& self, std::string_view n, call_args& a
     return self;
   }
   in.fail("'str' object has no attribute '" + std::string(n) + "'");
+}
+
+// Markup's methods (markupsafe): format/% escape their arguments, join escapes the items,
+// and the str methods markupsafe wraps escape their str arguments and return Markup (lists
+// of Markup for split & co).
+value markup_method(interp& in, const value& self, std::string_view n, call_args& args) {
+  const std::string& s = self.str();
+  auto escaped = [](const value& v) {
+    if (v.is_markup()) return v.str();
+    return html_escape(v.is_string() ? v.str() : to_str(v));
+  };
+  if (n == "format") return value::markup(str_format(in, s, args, true));
+  if (n == "join") {
+    arg_reader r{in, args, "join"};
+    std::string out;
+    bool first = true;
+    for (const auto& item : iterate(in, r.get(0, "iterable"))) {
+      if (!first) out += s;
+      first = false;
+      out += escaped(item);
+      in.check_output_size(out.size());
+    }
+    return value::markup(std::move(out));
+  }
+  static const std::string_view wrapped[] = {
+      "capitalize", "title",      "lower",  "upper",  "replace",    "ljust",    "rjust",
+      "lstrip",     "rstrip",     "center", "strip",  "expandtabs", "swapcase", "zfill",
+      "partition",  "rpartition", "split",  "rsplit", "splitlines"};
+  if (std::find(std::begin(wrapped), std::end(wrapped), n) == std::end(wrapped))
+    return plain_str_method(in, self, n, args);
+  for (auto& a : args.positional)
+    if (a.is_string() && !a.is_markup()) a = value::string(html_escape(a.str()));
+  for (auto& k : args.keyword)
+    if (k.second.is_string() && !k.second.is_markup())
+      k.second = value::string(html_escape(k.second.str()));
+  value v = plain_str_method(in, self, n, args);
+  if (v.is_string()) return value::markup(v.str());
+  if (v.is_sequence()) {
+    std::vector<value> items;
+    for (const auto& x : v.items()) items.push_back(x.is_string() ? value::markup(x.str()) : x);
+    return v.is_tuple() ? value::tuple(std::move(items)) : value::list(std::move(items));
+  }
+  return v;
+}
+
+value str_method(interp& in, const value& self, std::string_view n, call_args& args) {
+  return self.is_markup() ? markup_method(in, self, n, args) : plain_str_method(in, self, n, args);
 }
 
 value dict_method(interp& in, const value& self, std::string_view n, call_args& args) {

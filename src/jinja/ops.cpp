@@ -82,7 +82,8 @@ value unsafe(const value& obj, std::string_view name) {
                           true);
 }
 
-std::string obj_desc(const value& v) {
+std::string obj_desc(const value& v) {  // Jinja's object_type_repr
+  if (v.is_none()) return "None";
   return type_name(v) + " object";
 }
 
@@ -94,6 +95,14 @@ std::string squote(std::string_view text) {
   r.append(text);
   r += '\'';
   return r;
+}
+
+// Jinja's Undefined hint for obj[key]: "'list object' has no attribute 'x'" for str keys,
+// "list object has no element 5" (the key's repr) otherwise.
+value missing_item(const value& obj, const value& key) {
+  std::string desc = obj_desc(obj);
+  if (key.is_string()) return value::undefined(squote(desc) + " has no attribute " + to_repr(key));
+  return value::undefined(desc + " has no element " + to_repr(key));
 }
 
 std::int64_t floordiv_int(std::int64_t a, std::int64_t b) {
@@ -213,13 +222,14 @@ value getitem_value(interp& in, const value& obj, const value& key) {
       break;
     case vkind::list:
     case vkind::tuple:
-      if ((key.is_int() || key.is_bool()) && obj.view_kind() == value::view::none) {
+      if ((key.is_int() || key.is_bool()) &&
+          (obj.view_kind() == value::view::none || obj.view_kind() == value::view::range)) {
         const auto& items = obj.items();
         std::int64_t i = key.as_int();
         auto n = static_cast<std::int64_t>(items.size());
         if (i < 0) i += n;
         if (i >= 0 && i < n) return items[static_cast<std::size_t>(i)];
-        return value::undefined(squote(obj_desc(obj)) + " has no attribute '" + to_str(key) + "'");
+        return missing_item(obj, key);
       }
       break;
     case vkind::string:
@@ -229,7 +239,7 @@ value getitem_value(interp& in, const value& obj, const value& key) {
         auto n = static_cast<std::int64_t>(chars.size());
         if (i < 0) i += n;
         if (i >= 0 && i < n) return value::string(std::string(chars[static_cast<std::size_t>(i)]));
-        return value::undefined("'str object' has no attribute '" + to_str(key) + "'");
+        return missing_item(obj, key);
       }
       break;
     case vkind::loop:
@@ -243,7 +253,7 @@ value getitem_value(interp& in, const value& obj, const value& key) {
     if (!m.is_undefined()) return m;
     if (is_unsafe_method(obj, key.str())) return unsafe(obj, key.str());
   }
-  return value::undefined(squote(obj_desc(obj)) + " has no attribute '" + to_str(key) + "'");
+  return missing_item(obj, key);
 }
 
 std::vector<value> iterate(interp& in, const value& v) {
@@ -328,7 +338,8 @@ value binary(interp& in, binary_op op, const value& a, const value& b) {
           in.fail("can only concatenate str (not \"" + type_name(b) + "\") to str");
         unsupported(in, "+", a, b);
       }
-      if (a.is_list()) in.fail("can only concatenate list (not \"" + type_name(b) + "\") to list");
+      if (a.is_list() && a.view_kind() == value::view::none)
+        in.fail("can only concatenate list (not \"" + type_name(b) + "\") to list");
       unsupported(in, "+", a, b);
     case binary_op::sub:
       if (!nums) unsupported(in, "-", a, b);
@@ -347,9 +358,11 @@ value binary(interp& in, binary_op op, const value& a, const value& b) {
           return value::floating(a.as_float() * b.as_float());
         return value::integer(r);
       }
-      if ((a.is_string() || a.is_sequence()) && (b.is_int() || b.is_bool()))
+      if ((a.is_string() || (a.is_sequence() && a.view_kind() == value::view::none)) &&
+          (b.is_int() || b.is_bool()))
         return repeat(in, a, b.as_int());
-      if ((b.is_string() || b.is_sequence()) && (a.is_int() || a.is_bool()))
+      if ((b.is_string() || (b.is_sequence() && b.view_kind() == value::view::none)) &&
+          (a.is_int() || a.is_bool()))
         return repeat(in, b, a.as_int());
       unsupported(in, "*", a, b);
     case binary_op::div:
@@ -362,7 +375,7 @@ value binary(interp& in, binary_op op, const value& a, const value& b) {
       if (any_float) return value::floating(std::floor(a.as_float() / b.as_float()));
       return value::integer(floordiv_int(a.as_int(), b.as_int()));
     case binary_op::mod:
-      if (a.is_string()) return percent_format(in, a.str(), b);
+      if (a.is_string()) return percent_format(in, a.str(), b, a.is_markup());
       if (!nums) unsupported(in, "%", a, b);
       if (b.as_float() == 0.0) in.fail("integer division or modulo by zero");
       if (any_float) return value::floating(mod_float(a.as_float(), b.as_float()));
@@ -526,11 +539,15 @@ value slice_value(interp& in, const value& obj, const value& start, const value&
   std::vector<value> out;
   out.reserve(idx.size());
   for (auto i : idx) out.push_back(obj.items()[static_cast<std::size_t>(i)]);
+  if (obj.view_kind() == value::view::range) {  // Python: a range of the selected positions
+    auto r = obj.range_of();
+    return value::range(std::move(out), {r.start + b * r.step, r.start + e * r.step, r.step * st});
+  }
   return obj.is_tuple() ? value::tuple(std::move(out)) : value::list(std::move(out));
 }
 
 // printf-style formatting of Python's str % args.
-value percent_format(interp& in, const std::string& fmt, const value& args) {
+value percent_format(interp& in, const std::string& fmt, const value& args, bool markup) {
   std::vector<value> list;
   bool mapping = args.is_dict();
   // Python treats any non-tuple, non-str argument with __getitem__ as a mapping: no
@@ -594,6 +611,7 @@ value percent_format(interp& in, const std::string& fmt, const value& args) {
     switch (conv) {
       case 's':
         piece = to_str(arg);
+        if (markup && !arg.is_markup()) piece = html_escape(piece);
         if (has_prec) {
           auto chars = utf8_chars(piece);
           std::size_t p = static_cast<std::size_t>(std::atoi(prec.c_str()));
@@ -607,6 +625,7 @@ value percent_format(interp& in, const std::string& fmt, const value& args) {
       case 'r':
       case 'a':
         piece = to_repr(arg);
+        if (markup) piece = html_escape(piece);
         break;
       case 'd':
       case 'i':
@@ -660,7 +679,7 @@ value percent_format(interp& in, const std::string& fmt, const value& args) {
   }
   if (!mapping_like && next < list.size())
     in.fail("not all arguments converted during string formatting");
-  return value::string(std::move(out));
+  return markup ? value::markup(std::move(out)) : value::string(std::move(out));
 }
 
 }  // namespace chatpeg::jinja::detail

@@ -1,10 +1,11 @@
 // Python str semantics on UTF-8: whitespace per str.isspace(), strip with and without a
 // character set, split/rsplit (whitespace runs vs explicit separators, maxsplit),
-// splitlines on every Python line boundary, case mapping (ASCII and Latin-1/Greek/Cyrillic
-// basics), str.title() and Jinja's |title word splitting.
+// splitlines on every Python line boundary, case mapping with CPython's rules (full Unicode
+// mappings, final sigma), str.title()/capitalize()/swapcase()/is*() and Jinja's |title.
 #include "jinja/strutil.h"
 
 #include "chatpeg/base/utf8.h"
+#include "jinja/casemap.h"
 
 namespace chatpeg::jinja::detail {
 
@@ -169,26 +170,29 @@ std::vector<std::string> py_splitlines(std::string_view s, bool keepends) {
   return out;
 }
 
-static char32_t to_upper(char32_t c) {
-  if (c >= 'a' && c <= 'z') return c - 32;
-  if ((c >= 0xe0 && c <= 0xfe && c != 0xf7)) return c - 32;
-  if (c >= 0x3b1 && c <= 0x3c9 && c != 0x3c2) return c - 32;
-  if (c >= 0x430 && c <= 0x44f) return c - 32;
-  if (c >= 0x450 && c <= 0x45f) return c - 80;
-  return c;
+// ---- case mapping (full Unicode mappings from casemap.h, as CPython's unicodeobject.c) ----
+
+static bool cased(char32_t c) {
+  return (case_props(c) & prop_cased) != 0;
 }
 
-static char32_t to_lower(char32_t c) {
-  if (c >= 'A' && c <= 'Z') return c + 32;
-  if ((c >= 0xc0 && c <= 0xde && c != 0xd7)) return c + 32;
-  if (c >= 0x391 && c <= 0x3a9 && c != 0x3a2) return c + 32;
-  if (c >= 0x410 && c <= 0x42f) return c + 32;
-  if (c >= 0x400 && c <= 0x40f) return c + 80;
-  return c;
-}
-
-static bool is_cased_alpha(char32_t c) {
-  return to_upper(c) != c || to_lower(c) != c;
+// CPython's lower_ucs4: Σ becomes ς at the end of a word (preceded by a cased letter and not
+// followed by one, skipping case-ignorable characters in both directions).
+static void append_lower_at(std::vector<char32_t>& out, const std::vector<char32_t>& cps,
+                            std::size_t i) {
+  if (cps[i] != 0x3A3) {
+    append_case(out, cps[i], case_kind::lower);
+    return;
+  }
+  std::size_t j = i;
+  while (j > 0 && (case_props(cps[j - 1]) & prop_case_ignorable)) --j;
+  bool final_sigma = j > 0 && cased(cps[j - 1]);
+  if (final_sigma) {
+    std::size_t k = i + 1;
+    while (k < cps.size() && (case_props(cps[k]) & prop_case_ignorable)) ++k;
+    final_sigma = k == cps.size() || !cased(cps[k]);
+  }
+  out.push_back(final_sigma ? 0x3C2 : 0x3C3);
 }
 
 std::string py_upper(std::string_view s) {
@@ -198,9 +202,9 @@ std::string py_upper(std::string_view s) {
       if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
     return out;
   }
-  auto cps = decode(s);
-  for (auto& c : cps) c = to_upper(c);
-  return encode(cps);
+  std::vector<char32_t> out;
+  for (char32_t c : decode(s)) append_case(out, c, case_kind::upper);
+  return encode(out);
 }
 
 std::string py_lower(std::string_view s) {
@@ -211,45 +215,107 @@ std::string py_lower(std::string_view s) {
     return out;
   }
   auto cps = decode(s);
-  for (auto& c : cps) c = to_lower(c);
-  return encode(cps);
+  std::vector<char32_t> out;
+  for (std::size_t i = 0; i < cps.size(); ++i) append_lower_at(out, cps, i);
+  return encode(out);
+}
+
+std::string py_casefold(std::string_view s) {
+  if (is_ascii(s)) return py_lower(s);
+  std::vector<char32_t> out;
+  for (char32_t c : decode(s)) append_case(out, c, case_kind::fold);
+  return encode(out);
 }
 
 std::string py_capitalize(std::string_view s) {
   auto cps = decode(s);
-  for (std::size_t i = 0; i < cps.size(); ++i)
-    cps[i] = i == 0 ? to_upper(cps[i]) : to_lower(cps[i]);
-  return encode(cps);
+  std::vector<char32_t> out;
+  for (std::size_t i = 0; i < cps.size(); ++i) {
+    if (i == 0)
+      append_case(out, cps[i], case_kind::title);
+    else
+      append_lower_at(out, cps, i);
+  }
+  return encode(out);
 }
 
 std::string py_title(std::string_view s) {
   auto cps = decode(s);
+  std::vector<char32_t> out;
   bool prev_cased = false;
-  for (auto& c : cps) {
-    if (is_cased_alpha(c)) {
-      c = prev_cased ? to_lower(c) : to_upper(c);
-      prev_cased = true;
+  for (std::size_t i = 0; i < cps.size(); ++i) {
+    if (prev_cased)
+      append_lower_at(out, cps, i);
+    else
+      append_case(out, cps[i], case_kind::title);
+    prev_cased = cased(cps[i]);
+  }
+  return encode(out);
+}
+
+std::string py_swapcase(std::string_view s) {
+  auto cps = decode(s);
+  std::vector<char32_t> out;
+  for (std::size_t i = 0; i < cps.size(); ++i) {
+    unsigned p = case_props(cps[i]);
+    if (p & prop_upper)
+      append_lower_at(out, cps, i);
+    else if (p & prop_lower)
+      append_case(out, cps[i], case_kind::upper);
+    else
+      out.push_back(cps[i]);
+  }
+  return encode(out);
+}
+
+bool py_isupper(std::string_view s, bool upper) {
+  unsigned same = upper ? prop_upper : prop_lower, other = upper ? prop_lower : prop_upper;
+  bool any = false;
+  for (char32_t c : decode(s)) {
+    unsigned p = case_props(c);
+    if (p & (other | prop_title)) return false;
+    if (p & same) any = true;
+  }
+  return any;
+}
+
+bool py_istitle(std::string_view s) {
+  bool any = false, prev_cased = false;
+  for (char32_t c : decode(s)) {
+    unsigned p = case_props(c);
+    if (p & (prop_upper | prop_title)) {
+      if (prev_cased) return false;
+      prev_cased = any = true;
+    } else if (p & prop_lower) {
+      if (!prev_cased) return false;
+      prev_cased = any = true;
     } else {
       prev_cased = false;
     }
   }
-  return encode(cps);
+  return any;
 }
 
 std::string jinja_title(std::string_view s) {
-  // Words start after runs of [-\s({\[<]; each word: first char upper, rest lower.
+  // Jinja's do_title: split on runs of [-\s({\[<] (kept); each piece becomes
+  // piece[0].upper() + piece[1:].lower(), the lower() seeing only the rest of the piece.
   auto cps = decode(s);
-  bool at_start = true;
-  for (auto& c : cps) {
-    bool sep = c == '-' || c == '(' || c == '{' || c == '[' || c == '<' || py_is_space(c);
-    if (sep) {
-      at_start = true;
-      continue;
-    }
-    c = at_start ? to_upper(c) : to_lower(c);
-    at_start = false;
+  std::vector<char32_t> out;
+  std::size_t i = 0;
+  while (i < cps.size()) {
+    auto is_sep = [](char32_t c) {
+      return c == '-' || c == '(' || c == '{' || c == '[' || c == '<' || py_is_space(c);
+    };
+    bool sep = is_sep(cps[i]);
+    std::size_t j = i + 1;
+    while (j < cps.size() && is_sep(cps[j]) == sep) ++j;
+    append_case(out, cps[i], case_kind::upper);
+    std::vector<char32_t> rest(cps.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                               cps.begin() + static_cast<std::ptrdiff_t>(j));
+    for (std::size_t k = 0; k < rest.size(); ++k) append_lower_at(out, rest, k);
+    i = j;
   }
-  return encode(cps);
+  return encode(out);
 }
 
 std::string py_replace(std::string_view s, std::string_view old, std::string_view rep,

@@ -18,7 +18,11 @@ std::vector<std::string> py_rsplit(std::string_view s, const std::string* sep,
 std::vector<std::string> py_splitlines(std::string_view s, bool keepends);
 std::string py_upper(std::string_view s);
 std::string py_lower(std::string_view s);
+std::string py_casefold(std::string_view s);
 std::string py_capitalize(std::string_view s);
+std::string py_swapcase(std::string_view s);
+bool py_isupper(std::string_view s, bool upper);  // str.isupper() / (false) str.islower()
+bool py_istitle(std::string_view s);
 std::string py_title(std::string_view s);     // str.title()
 std::string jinja_title(std::string_view s);  // the |title filter
 std::string py_replace(std::string_view s, std::string_view old, std::string_view rep,

@@ -38,6 +38,19 @@ value value::list(std::shared_ptr<list_obj> l) {
   v.ptr_ = std::move(l);
   return v;
 }
+value value::range(std::vector<value> items, range_args r) {
+  auto l = std::make_shared<list_obj>(std::move(items));
+  l->range_start = r.start;
+  l->range_stop = r.stop;
+  l->range_step = r.step;
+  value v = list(std::move(l));
+  v.view_ = view::range;
+  return v;
+}
+value::range_args value::range_of() const {
+  const auto& l = static_cast<const list_obj&>(*ptr_);
+  return {l.range_start, l.range_stop, l.range_step};
+}
 value value::tuple(std::vector<value> items) {
   value v(vkind::tuple);
   v.ptr_ = std::make_shared<list_obj>(std::move(items));
@@ -401,10 +414,23 @@ static void append_dict_entries(std::string& out, const value& v) {
 void append_repr(std::string& out, const value& v) {
   switch (v.kind()) {
     case vkind::string:
+      if (v.is_markup()) {
+        out += "Markup(";
+        append_string_repr(out, v.str());
+        out += ')';
+        return;
+      }
       append_string_repr(out, v.str());
       return;
     case vkind::list:
     case vkind::tuple: {
+      if (v.view_kind() == value::view::range) {
+        auto r = v.range_of();
+        out += "range(" + std::to_string(r.start) + ", " + std::to_string(r.stop);
+        if (r.step != 1) out += ", " + std::to_string(r.step);
+        out += ')';
+        return;
+      }
       if (v.view_kind() != value::view::none) {
         static const char* const names[] = {"", "dict_items(", "dict_keys(", "dict_values("};
         out += names[static_cast<int>(v.view_kind())];
@@ -516,6 +542,8 @@ std::string type_name(const value& v) {
           return "dict_keys";
         case value::view::values:
           return "dict_values";
+        case value::view::range:
+          return "range";
         default:
           return "list";
       }

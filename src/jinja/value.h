@@ -109,7 +109,14 @@ class value {
   bool is_markup() const { return kind_ == vkind::string && markup_; }
   // dict.items()/keys()/values() results: lists that print as dict_items([...]) etc., are
   // not JSON serializable and not subscriptable, as Python's dict views.
-  enum class view : std::uint8_t { none, items, keys, values };
+  // range(...) results are lists too (view::range): they print as range(a, b[, step]), are
+  // subscriptable, slice into ranges and are not JSON serializable.
+  enum class view : std::uint8_t { none, items, keys, values, range };
+  struct range_args {
+    std::int64_t start, stop, step;
+  };
+  static value range(std::vector<value> items, range_args r);
+  range_args range_of() const;  // view::range only
   static value dict_view(std::vector<value> items, view kind) {
     value v = list(std::move(items));
     v.view_ = kind;
@@ -189,6 +196,7 @@ struct list_obj final : object, json_backed {
   }
   std::uint32_t depth() const;
   mutable std::size_t consumed = 0;  // generators are one-shot: items before this are gone
+  std::int64_t range_start = 0, range_stop = 0, range_step = 1;  // view::range only
 
  private:
   void materialize() const;

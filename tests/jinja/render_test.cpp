@@ -6,48 +6,10 @@
 
 #include <gtest/gtest.h>
 
-#include "chatpeg/jinja/jinja.h"
+#include "jinja/render_cases.h"
 
 namespace chatpeg::jinja {
 namespace {
-
-struct render_case {
-  const char* source;
-  const char* expected;  // output, or Python's error message when is_error
-  bool is_error;
-};
-
-const char* const kContext = R"({"messages": [{"role": "system", "content": "sys"},
-  {"role": "user", "content": "hi"}], "xs": [3, 1, 2], "d": {"b": 1, "a": 2},
-  "s": "Hello World", "n": null, "f": 1.5, "tools": null, "documents": null,
-  "add_generation_prompt": false})";
-
-void run_cases(const render_case* cases, std::size_t n) {
-  auto ctx = json::parse(kContext);
-  ASSERT_TRUE(ctx.has_value());
-  auto clock = fixed_clock("2025-03-14T09:26:53");
-  ASSERT_TRUE(clock.has_value());
-  for (std::size_t i = 0; i < n; ++i) {
-    const render_case& c = cases[i];
-    SCOPED_TRACE(std::string("template: ") + c.source);
-    auto prog = parse_template(c.source);
-    if (!prog) {
-      EXPECT_TRUE(c.is_error) << "parse failed: " << prog.error().to_string();
-      continue;
-    }
-    auto out = render(**prog, *ctx, {.now = *clock});
-    if (c.is_error) {
-      EXPECT_FALSE(out.has_value()) << "rendered: " << *out;
-      if (!out && std::string(c.source).find("raise_exception") != std::string::npos) {
-        EXPECT_EQ(out.error().message, c.expected);
-        EXPECT_EQ(out.error().code, base::errc::template_error);
-      }
-      continue;
-    }
-    ASSERT_TRUE(out.has_value()) << out.error().to_string();
-    EXPECT_EQ(*out, c.expected);
-  }
-}
 
 // Whitespace
 const render_case kWhitespace[] = {
