@@ -10,6 +10,8 @@
 // (all feeds, thread CPU time), parse_ms (one match of the finished text), stream_x_parse
 // (their ratio; goal ≤ 3), feeds, first64_ns / last64_ns (average cost of the first and last 64
 // feeds) and last_x_first (goal ≤ 2: a feed does not get slower as the response grows).
+// BM_session_* run the same outputs through stream::session (chat::prepare of a small
+// Qwen3-like template with a `write` tool): matching plus folding and delta diffing.
 // Baseline: BM_rematch_* re-matches the whole prefix after every chunk, which is what the
 // reference does (1.4 s Qwen3 JSON, 4.9–5.1 s Qwen3-Coder, 2.8 s content only at 64 KB).
 #include <benchmark/benchmark.h>
@@ -21,10 +23,13 @@
 #include <string>
 #include <vector>
 
+#include "chatpeg/chat/prepare.h"
+#include "chatpeg/chat/template.h"
 #include "chatpeg/grammar/schema.h"
 #include "chatpeg/json/json.h"
 #include "chatpeg/peg/builder.h"
 #include "chatpeg/peg/matcher.h"
+#include "chatpeg/stream/session.h"
 
 namespace {
 
@@ -216,6 +221,103 @@ void stream_rematch(benchmark::State& state, int kind) {
   state.counters["stream_ms"] = total / static_cast<double>(streams) * 1e3;
 }
 
+// A small Qwen3-like template: tools in the system turn, calls as <tool_call> JSON, reasoning
+// in <think> blocks.
+constexpr const char* qwen3_like_template = R"TPL(
+{%- if tools %}<|im_start|>system
+You may call functions. Signatures:
+{%- for tool in tools %}
+{{ tool | tojson }}
+{%- endfor %}
+Call one as <tool_call>
+{"name": <name>, "arguments": <json object>}
+</tool_call><|im_end|>
+{% endif %}
+{%- for message in messages %}
+{%- if message.role == 'assistant' %}<|im_start|>assistant
+{% if message.reasoning_content %}<think>
+{{ message.reasoning_content }}
+</think>
+
+{% endif %}
+{%- if message.content %}{{ message.content }}{% endif %}
+{%- for tc in message.tool_calls %}
+{%- if tc.function is defined %}{% set tc = tc.function %}{% endif %}
+{%- if loop.first and message.content %}
+{% elif not loop.first %}
+{% endif %}<tool_call>
+{"name": "{{ tc.name }}", "arguments": {{ tc.arguments | tojson }}}
+</tool_call>
+{%- endfor %}<|im_end|>
+{% else %}<|im_start|>{{ message.role }}
+{{ message.content }}<|im_end|>
+{% endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}<|im_start|>assistant
+{% endif %})TPL";
+
+const chat::prepared& session_request() {
+  static const chat::prepared p = [] {
+    auto tmpl = chat::chat_template::create(qwen3_like_template);
+    if (!tmpl) die("template");
+    auto body = json::parse(R"({"messages":[{"role":"user","content":"Write the file."}],
+      "tools":[{"type":"function","function":{"name":"write","parameters":{"type":"object",
+      "properties":{"content":{"type":"string"}},"required":["content"]}}}]})");
+    if (!body) die("request json");
+    auto req = chat::request::from_json(*body);
+    if (!req) die("request");
+    auto prepared = chat::prepare(**tmpl, *req);
+    if (!prepared) die(prepared.error().to_string().c_str());
+    return std::move(*prepared);
+  }();
+  return p;
+}
+
+// The same outputs through stream::session: feed 4-byte chunks, then finish().
+void stream_session(benchmark::State& state, int kind) {
+  const chat::prepared& p = session_request();
+  const std::string text = make_shape(kind, static_cast<std::size_t>(state.range(0)) * 1024).text;
+  std::vector<double> feed_ns;
+  double stream_best = 1e9, first_best = 1e18, last_best = 1e18;
+  std::size_t deltas = 0;
+  for (auto _ : state) {
+    stream::session s(p);
+    feed_ns.clear();
+    deltas = 0;
+    const double c0 = thread_seconds();
+    for (std::size_t k = 0; k < text.size(); k += kChunk) {
+      const auto f0 = clock_type::now();
+      auto d = s.feed(std::string_view(text).substr(k, kChunk));
+      feed_ns.push_back(seconds(clock_type::now() - f0) * 1e9);
+      if (!d) {
+        state.SkipWithError(d.error().to_string().c_str());
+        return;
+      }
+      deltas += d->size();
+    }
+    auto fin = s.finish();
+    if (!fin) {
+      state.SkipWithError(fin.error().to_string().c_str());
+      return;
+    }
+    stream_best = std::min(stream_best, thread_seconds() - c0);
+    const std::size_t w = std::min<std::size_t>(64, feed_ns.size());
+    double first = 0, last = 0;
+    for (std::size_t i = 0; i < w; ++i) {
+      first += feed_ns[i];
+      last += feed_ns[feed_ns.size() - 1 - i];
+    }
+    first_best = std::min(first_best, first / static_cast<double>(w));
+    last_best = std::min(last_best, last / static_cast<double>(w));
+  }
+  state.counters["deltas"] = static_cast<double>(deltas);
+  state.counters["stream_ms"] = stream_best * 1e3;
+  state.counters["feed_ns"] = stream_best * 1e9 / static_cast<double>(feed_ns.size() + 1);
+  state.counters["first64_ns"] = first_best;
+  state.counters["last64_ns"] = last_best;
+  state.counters["last_x_first"] = last_best / first_best;
+}
+
 void BM_growing_qwen3_json(benchmark::State& s) {
   stream_growing(s, 0);
 }
@@ -227,6 +329,15 @@ void BM_growing_content(benchmark::State& s) {
 }
 void BM_growing_reasoning(benchmark::State& s) {
   stream_growing(s, 3);
+}
+void BM_session_qwen3_json(benchmark::State& s) {
+  stream_session(s, 0);
+}
+void BM_session_content(benchmark::State& s) {
+  stream_session(s, 2);
+}
+void BM_session_reasoning(benchmark::State& s) {
+  stream_session(s, 3);
 }
 void BM_rematch_qwen3_json(benchmark::State& s) {
   stream_rematch(s, 0);
@@ -246,6 +357,9 @@ BENCHMARK(BM_growing_qwen3_json) STREAM_SIZES;
 BENCHMARK(BM_growing_qwen3_coder) STREAM_SIZES;
 BENCHMARK(BM_growing_content) STREAM_SIZES;
 BENCHMARK(BM_growing_reasoning) STREAM_SIZES;
+BENCHMARK(BM_session_qwen3_json) STREAM_SIZES;
+BENCHMARK(BM_session_content) STREAM_SIZES;
+BENCHMARK(BM_session_reasoning) STREAM_SIZES;
 // Quadratic: 1 and 16 KB show the growth, 64 KB once for the headline number.
 #define REMATCH_SIZES ->Arg(1)->Arg(16)->Arg(64)->Iterations(1)->Unit(benchmark::kMillisecond)
 BENCHMARK(BM_rematch_qwen3_json) REMATCH_SIZES;
