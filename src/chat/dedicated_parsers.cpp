@@ -58,8 +58,9 @@ struct dedicated_entry {
   dedicated_builder build;
 };
 
-constexpr std::array<dedicated_entry, 3> table{{
+constexpr std::array<dedicated_entry, 4> table{{
     {"gpt-oss", build_gpt_oss},
+    {"gemma-4", build_gemma_4},
     {"functionary-v3.2", functionary_v3_2},
     {"deepseek-v3.2-dsml", deepseek_dsml},
 }};

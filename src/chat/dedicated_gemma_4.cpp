@@ -1,0 +1,190 @@
+// Gemma 4 parser: calls are "<|tool_call>call:NAME{key:value,...}<tool_call|>" in Gemma's
+// own value syntax — strings delimited by <|"|>, bare keys, JSON-like numbers, true/false/
+// null (None in nested values), lists and dicts — and may be interleaved with content (text
+// after a call is content). Reasoning is "<|channel>thought\n...<channel|>"; stray channel
+// markers the model writes around content are dropped (or, with reasoning_format none, kept
+// as written). The mapping stays inside the tag contract: a top-level string argument is
+// tool-arg-string-value (the text between the <|"|> quotes, JSON-escaped by the mapper), a
+// scalar is tool-arg-value typed by the tool's schema (JSON spelling), and any other value
+// is tool-arg-value over Gemma text (a nested dict/list converts only when it is also JSON;
+// Gemma strings and bare keys inside containers need stream::value_converter support).
+#include "dedicated_builders.h"
+
+#include "chatpeg/grammar/schema.h"
+
+namespace chatpeg::chat::detail {
+namespace {
+
+using peg::parser;
+using peg::tag;
+
+constexpr std::string_view quote = "<|\"|>";
+constexpr std::string_view call_open = "<|tool_call>";
+constexpr std::string_view call_close = "<tool_call|>";
+constexpr std::string_view channel_open = "<|channel>";
+constexpr std::string_view channel_close = "<channel|>";
+
+struct gemma {
+  gen_context& c;
+  peg::builder& b;
+  parser value_rule{};
+
+  parser lit(std::string_view s) { return b.literal(std::string(s)); }
+  parser ws() { return c.ws(); }
+
+  parser string_text() { return b.until(std::string(quote)); }
+  parser key() { return b.chars("[A-Za-z0-9_$.-]", 1, 128); }
+
+  // Any Gemma value (shared recursive rule).
+  parser value() {
+    if (value_rule.owner != nullptr) return value_rule;
+    auto self = b.ref("gemma-value");
+    auto str = lit(quote) + string_text() + lit(quote);
+    auto number =
+        b.optional(b.literal("-")) + b.chars("[0-9]", 1, 32) +
+        b.optional(b.literal(".") + b.chars("[0-9]", 1, 32)) +
+        b.optional(b.chars("[eE]") + b.optional(b.chars("[+-]")) + b.chars("[0-9]", 1, 8));
+    auto constant = b.choice({b.literal("true"), b.literal("false"), b.literal("null"),
+                              b.literal("None"), b.literal("True"), b.literal("False")});
+    auto sep = ws() + b.literal(",") + ws();
+    auto list = b.literal("[") + ws() + b.optional(self + b.zero_or_more(sep + self)) + ws() +
+                b.literal("]");
+    auto member = b.choice({str, key()}) + ws() + b.literal(":") + ws() + self;
+    auto dict = b.literal("{") + ws() + b.optional(member + b.zero_or_more(sep + member)) + ws() +
+                b.literal("}");
+    value_rule = b.rule("gemma-value", b.choice({str, number, constant, list, dict}));
+    return value_rule;
+  }
+
+  parser string_arg() {
+    return lit(quote) + b.tag(tag::tool_arg_string_value, string_text()) + lit(quote);
+  }
+
+  static bool has_type(const json::value& schema, std::string_view type) {
+    if (!schema.is_object()) return false;
+    const auto t = schema.find("type");
+    if (t == schema.end()) return false;
+    if (t->is_string()) return t->get<std::string>() == type;
+    if (t->is_array()) {
+      for (const auto& x : *t) {
+        if (x.is_string() && x.get<std::string>() == type) return true;
+      }
+    }
+    return false;
+  }
+
+  static bool is_scalar(const json::value& schema) {
+    if (!schema.is_object()) return false;
+    const auto t = schema.find("type");
+    if (t == schema.end() || !t->is_string()) return false;
+    const std::string type = t->get<std::string>();
+    return type == "number" || type == "integer" || type == "boolean" || type == "null";
+  }
+
+  // The value of one top-level argument, typed by its schema.
+  base::result<parser> arg_value(const json::value& schema, const std::string& rule) {
+    if (has_type(schema, "string")) {
+      if (schema.value("type", json::value()).is_string()) return string_arg();
+      return b.choice({string_arg(), b.tag(tag::tool_arg_value, value())});  // ["string", ...]
+    }
+    if (is_scalar(schema)) {
+      grammar::schema_options so;
+      so.name = rule;
+      auto compiled = grammar::compile_schema(b, schema, so);
+      if (!compiled) return compiled.error();
+      return b.tag(tag::tool_arg_value, compiled->parser);
+    }
+    return b.choice({string_arg(), b.tag(tag::tool_arg_value, value())});
+  }
+
+  base::result<parser> call(const json::value& tool) {
+    const std::string name = tool_name(tool);
+    const json::value params = tool_parameters(tool);
+    std::vector<parser> entries;
+    std::size_t count = 0;
+    if (const auto props = params.find("properties"); props != params.end() && props->is_object()) {
+      for (auto it = props->begin(); it != props->end(); ++it) {
+        auto v = arg_value(it.value(),
+                           c.unique_rule("arg-" + sanitize(name) + "-" + sanitize(it.key())));
+        if (!v) return v.error();
+        entries.push_back(b.tag(tag::tool_arg_name, b.literal(it.key())) + ws() + b.literal(":") +
+                          ws() + *v);
+        ++count;
+      }
+    }
+    if (entries.empty()) {
+      entries.push_back(b.tag(tag::tool_arg_name, key()) + ws() + b.literal(":") + ws() +
+                        b.choice({string_arg(), b.tag(tag::tool_arg_value, value())}));
+      count = 64;
+    }
+    auto entry = entries.size() == 1 ? entries[0] : b.choice(entries);
+    auto sep = ws() + b.literal(",") + ws();
+    auto more = b.repeat(sep + entry, 0, static_cast<std::uint32_t>(count - 1));
+    auto args = b.literal("{") + ws() + b.optional(entry + more) + ws() + b.literal("}");
+    auto body = b.tag(tag::tool_open, lit(call_open)) + b.literal("call:") +
+                b.atomic(b.tag(tag::tool_name, b.literal(name))) + args +
+                b.tag(tag::tool_close, lit(call_close));
+    return b.rule(c.unique_rule("tool-" + sanitize(name)), b.tag(tag::tool, body));
+  }
+
+  // Channel markers after the first reasoning block: a whole block is reasoning, a lone
+  // marker is dropped; with reasoning_format none both stay in content as written.
+  parser stray_channel() {
+    auto text = b.until_one_of({std::string(channel_close), std::string(channel_open)});
+    auto block = lit(channel_open) + b.optional(b.literal("thought")) +
+                 (c.extract_reasoning ? b.reasoning(text) : text) + lit(channel_close);
+    auto lone = b.choice({lit(channel_close), lit(channel_open)});
+    auto any = b.choice({block, lone});
+    return c.extract_reasoning ? any : b.content(any);
+  }
+
+  // One byte of content, then everything up to the next marker.
+  parser content_piece() {
+    return b.content(b.any() + b.until_one_of({std::string(call_open), std::string(channel_open),
+                                               std::string(channel_close)}));
+  }
+};
+
+}  // namespace
+
+base::result<gen_result> build_gemma_4(gen_context& c) {
+  auto& b = c.b;
+  gemma g{c, b};
+  gen_result out;
+  auto reasoning = reasoning_block(c);
+  const bool tools = c.body == body_kind::tools && !c.tools.empty();
+  if (!tools) {
+    out.root =
+        reasoning + b.zero_or_more(b.choice({g.stray_channel(), g.content_piece()})) + b.end();
+    return out;
+  }
+  std::vector<parser> calls;
+  for (const json::value* tool : c.tools) {
+    auto call = g.call(*tool);
+    if (!call) return call.error();
+    calls.push_back(*call);
+  }
+  auto call = b.rule(c.unique_rule("gemma-call"), calls.size() == 1 ? calls[0] : b.choice(calls));
+  const bool parallel = c.req.parallel_tool_calls;
+  auto calls_block = parallel ? call + b.zero_or_more(c.ws() + call) : call;
+  if (c.tool_required) {
+    out.root = reasoning + c.ws() + calls_block + c.ws() + b.end();
+    if (!c.for_gbnf) {
+      // Text after the calls (interleaved content) is still content.
+      out.root = reasoning + c.ws() + calls_block +
+                 b.zero_or_more(b.choice({call, g.stray_channel(), g.content_piece()})) + b.end();
+    }
+    return out;
+  }
+  out.root =
+      reasoning + b.zero_or_more(b.choice({call, g.stray_channel(), g.content_piece()})) + b.end();
+  // Interleaved: text written after a call is content (the template renders it so).
+  auto after = b.any() + b.until(std::string(call_open));
+  auto tail = parallel ? calls_block + b.zero_or_more(b.choice({call, after}))
+                       : calls_block + b.optional(after);
+  out.lazy_from = b.rule(c.unique_rule("gemma-calls-tail"), tail + c.ws());
+  out.triggers.push_back({trigger_type::word, std::string(call_open)});
+  return out;
+}
+
+}  // namespace chatpeg::chat::detail
