@@ -421,6 +421,12 @@ struct json_writer {
         out += '}';
         return;
       }
+      case vkind::generator:
+        if (in.options.compat) {  // consumed into a list, as the compat environment does
+          write(value::list(v.take_all()), level);
+          return;
+        }
+        [[fallthrough]];
       default:
         in.fail("Object of type " + type_name(v) + " is not JSON serializable");
     }

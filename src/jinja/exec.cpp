@@ -130,7 +130,7 @@ static void run_loop(interp& in, const for_stmt& s, const value& iterable, std::
   // dicts, strings and the like are materialized.
   std::vector<value> materialized;
   const std::vector<value>* source = nullptr;
-  if (iterable.is_sequence()) {
+  if (iterable.is_sequence() && !in.options.compat) {
     source = &iterable.items();
   } else {
     materialized = iterate(in, iterable);

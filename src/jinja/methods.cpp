@@ -531,6 +531,97 @@ value dict_method(interp& in, const value& self, std::string_view n, call_args& 
   in.fail("'dict' object has no attribute '" + std::string(n) + "'");
 }
 
+// Whether `v` is or contains the object `self` (a list appended into itself would make
+// printing and serializing recurse forever).
+bool refers_to(const value& v, const object* self) {
+  if (v.ptr().get() == self) return true;
+  if (v.is_sequence())
+    return std::any_of(v.items().begin(), v.items().end(),
+                       [&](const value& x) { return refers_to(x, self); });
+  if (v.is_dict() || v.is_ns())
+    return std::any_of(v.dict().entries.begin(), v.dict().entries.end(),
+                       [&](const auto& e) { return refers_to(e.second, self); });
+  return false;
+}
+
+// Compat mode's mutable sandbox: Python's in-place list methods. Lists stay bounded (at
+// most limits.max_range items, no cycles).
+value list_mutation(interp& in, const value& self, std::string_view n, call_args& args) {
+  arg_reader r{in, args, n.data()};
+  list_obj& l = self.mutable_list();
+  std::vector<value>& items = l.mutable_items();
+  struct touch {
+    list_obj& l;
+    ~touch() { l.touched(); }
+  } t{l};
+  auto n_items = static_cast<std::int64_t>(items.size());
+  auto check_growth = [&](std::size_t more, const std::vector<value>& added) {
+    if (items.size() + more > in.options.limits.max_range)
+      in.fail("list length limit (" + std::to_string(in.options.limits.max_range) + ") exceeded",
+              base::errc::limit_exceeded);
+    for (const auto& x : added)
+      if (refers_to(x, &l)) in.fail("a list cannot contain itself");
+  };
+  auto index_arg = [&](value v) {
+    if (!v.is_int() && !v.is_bool())
+      in.fail("'" + type_name(v) + "' object cannot be interpreted as an integer");
+    return v.as_int();
+  };
+  if (n == "append") {
+    value x = r.get(0, "object");
+    r.done(1);
+    check_growth(1, {x});
+    items.push_back(std::move(x));
+    return value::none();
+  }
+  if (n == "extend") {
+    std::vector<value> more = iterate(in, r.get(0, "iterable"));
+    r.done(1);
+    check_growth(more.size(), more);
+    items.insert(items.end(), more.begin(), more.end());
+    return value::none();
+  }
+  if (n == "insert") {
+    std::int64_t i = index_arg(r.get(0, "index"));
+    value x = r.get(1, "object");
+    r.done(2);
+    check_growth(1, {x});
+    if (i < 0) i = std::max<std::int64_t>(0, i + n_items);
+    i = std::min(i, n_items);
+    items.insert(items.begin() + i, std::move(x));
+    return value::none();
+  }
+  if (n == "pop") {
+    std::int64_t i = index_arg(r.get(0, "index", value::integer(-1)));
+    r.done(1);
+    if (items.empty()) in.fail("pop from empty list");
+    if (i < 0) i += n_items;
+    if (i < 0 || i >= n_items) in.fail("pop index out of range");
+    value x = items[static_cast<std::size_t>(i)];
+    items.erase(items.begin() + i);
+    return x;
+  }
+  if (n == "remove") {
+    value x = r.get(0, "value");
+    r.done(1);
+    for (auto it = items.begin(); it != items.end(); ++it)
+      if (equals(*it, x)) {
+        items.erase(it);
+        return value::none();
+      }
+    in.fail("list.remove(x): x not in list");
+  }
+  if (n == "clear" || n == "reverse") {
+    r.done(0);
+    if (n == "clear")
+      items.clear();
+    else
+      std::reverse(items.begin(), items.end());
+    return value::none();
+  }
+  in.fail("'list' object has no attribute '" + std::string(n) + "'");
+}
+
 value list_method(interp& in, const value& self, std::string_view n, call_args& args) {
   arg_reader r{in, args, n.data()};
   const auto& items = self.items();
@@ -548,6 +639,7 @@ value list_method(interp& in, const value& self, std::string_view n, call_args& 
     return value::integer(c);
   }
   if (n == "copy") return value::list(items);
+  if (in.options.compat && self.is_list()) return list_mutation(in, self, n, args);
   in.fail("'list' object has no attribute '" + std::string(n) + "'");
 }
 
@@ -567,7 +659,7 @@ value bound_method::call(interp& in, call_args& args) const {
 
 }  // namespace
 
-value method_of(interp&, const value& obj, std::string_view n) {
+value method_of(interp& in, const value& obj, std::string_view n) {
   bool ok = false;
   switch (obj.kind()) {
     case vkind::string:
@@ -584,7 +676,9 @@ value method_of(interp&, const value& obj, std::string_view n) {
       ok = in_list(n, {"items", "keys", "values", "get", "copy"});
       break;
     case vkind::list:
-      ok = in_list(n, {"index", "count", "copy"});
+      ok = in_list(n, {"index", "count", "copy"}) ||
+           (in.options.compat && obj.view_kind() == value::view::none &&
+            in_list(n, {"append", "extend", "insert", "pop", "remove", "clear", "reverse"}));
       break;
     case vkind::tuple:
       ok = in_list(n, {"index", "count"});

@@ -119,6 +119,9 @@ const dict_obj& value::dict() const {
   if (!d.ready) d.materialize();
   return d;
 }
+list_obj& value::mutable_list() const {
+  return static_cast<list_obj&>(*ptr_);
+}
 dict_obj& value::mutable_ns() const {
   return static_cast<dict_obj&>(*ptr_);
 }

@@ -140,8 +140,9 @@ class value {
   // iteration); take_one() consumes a single item.
   std::vector<value> take_all() const;
   bool take_one(value& out) const;
-  const dict_obj& dict() const;  // dict or namespace
-  dict_obj& mutable_ns() const;  // namespace only
+  const dict_obj& dict() const;    // dict or namespace
+  dict_obj& mutable_ns() const;    // namespace only
+  list_obj& mutable_list() const;  // list only (compat mode's mutable sandbox)
   const callable_obj& fn() const;
   loop_obj& loop_state() const;
   const undefined_obj* undef() const;  // may be null
@@ -195,6 +196,18 @@ struct list_obj final : object, json_backed {
     return items_;
   }
   std::uint32_t depth() const;
+  // Compat mode (mutable sandbox) only: the items for in-place mutation (the list stops
+  // viewing the JSON context); call touched() afterwards.
+  std::vector<value>& mutable_items() {
+    if (!ready) materialize();
+    src = nullptr;
+    return items_;
+  }
+  void touched() {
+    depth_ = 1;
+    for (const auto& x : items_) depth_ = std::max(depth_, value_depth(x) + 1);
+    depth_known = true;
+  }
   mutable std::size_t consumed = 0;  // generators are one-shot: items before this are gone
   std::int64_t range_start = 0, range_stop = 0, range_step = 1;  // view::range only
 

@@ -2,8 +2,8 @@
 // shared/tools/render_ref.py): range objects (repr, slicing into ranges, not JSON
 // serializable), Markup (% / format / join / wrapped str methods escaping their arguments,
 // Markup('...') repr), full Unicode case mapping (casemap.cpp: 'ß'.upper() == 'SS', final
-// sigma, title case), the lazy views of the JSON context (value.cpp) and Jinja's Undefined
-// messages for missing items.
+// sigma, title case), the lazy views of the JSON context (value.cpp), compat mode (mutable
+// sandbox, tojson of generators) and Jinja's Undefined messages for missing items.
 #include <gtest/gtest.h>
 
 #include "jinja/render_cases.h"
@@ -116,6 +116,41 @@ TEST(JinjaBuiltins, LazyContextViewsBehaveAsConvertedValues) {
 }
 TEST(JinjaBuiltins, ErrorMessagesMatchPython) {
   run_error_cases(kErrorMessages, std::size(kErrorMessages));
+}
+
+// Compat mode (mutable sandbox, tojson of generators), as the round-trip corpus renders
+// templates such as Kimi-K2 (ids.append / ids.pop(0)) and llama.cpp's DeepSeek-R1
+// (tools | map(attribute='function') | tojson).
+const render_case kCompat[] = {
+    {R"j({% set l = [1, 2] %}{% set _ = l.append(3) %}{{ l }}|{{ l.pop(0) }}|{{ l }}|{{ l.extend(xs) }}{{ l }}|{{ l.insert(-1, 9) }}{{ l }}|{{ l.remove(3) }}{{ l }}|{{ l.reverse() }}{{ l }}|{{ l.clear() }}{{ l }})j",
+     R"j([1, 2, 3]|1|[2, 3]|None[2, 3, 3, 1, 2]|None[2, 3, 3, 1, 9, 2]|None[2, 3, 1, 9, 2]|None[2, 9, 1, 3, 2]|None[])j",
+     false},
+    {R"j({{ messages|map(attribute='role')|tojson }})j", R"j(["system", "user"])j", false},
+    {R"j({% set q = namespace(ids=[]) %}{% for m in messages %}{% set _ = q.ids.append(m.role) %}{% endfor %}{{ q.ids|tojson }}{{ q.ids.pop(0) }})j",
+     R"j(["system", "user"]system)j", false},
+    {R"j({{ xs.append(4) }}{{ xs }}|{{ xs|tojson }})j", R"j(None[3, 1, 2, 4]|[3, 1, 2, 4])j",
+     false},
+    {R"j({{ [].pop() }})j", R"j(pop from empty list)j", true},
+    {R"j({{ [1].pop(5) }})j", R"j(pop index out of range)j", true},
+    {R"j({{ [1].remove(2) }})j", R"j(list.remove(x): x not in list)j", true},
+    {R"j({{ d.items().append(1) }})j", R"j('dict_items object' has no attribute 'append')j", true},
+    {R"j({{ (1,2).append(3) }})j", R"j('tuple object' has no attribute 'append')j", true},
+    {R"j({% set l = [] %}{{ l.append(l) }})j", R"j(a list cannot contain itself)j", true},
+    {R"j({% set l = [1] %}{% for i in range(30) %}{{ l.extend(l) }}{% endfor %})j",
+     R"j(list length limit (100000) exceeded)j", true},
+};
+
+// Without compat the same templates fail as in transformers' immutable sandbox.
+const render_case kNoCompat[] = {
+    {R"j({% set l = [1, 2] %}{% set _ = l.append(3) %}{{ l }})j",
+     R"j(access to attribute 'append' of 'list' object is unsafe.)j", true},
+    {R"j({{ messages|map(attribute='role')|tojson }})j",
+     R"j(Object of type generator is not JSON serializable)j", true},
+};
+
+TEST(JinjaBuiltins, CompatModeMutableSandbox) {
+  run_cases(kCompat, std::size(kCompat), true);
+  run_cases(kNoCompat, std::size(kNoCompat), false);
 }
 
 // A context nested deeper than the value depth limit: the lazy view converts nothing up

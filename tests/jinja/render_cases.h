@@ -23,7 +23,9 @@ inline const char* const kContext = R"({"messages": [{"role": "system", "content
   "s": "Hello World", "n": null, "f": 1.5, "tools": null, "documents": null,
   "add_generation_prompt": false})";
 
-inline void run_cases(const render_case* cases, std::size_t n) {
+// `compat`: render_options::compat (expected values then come from Jinja2's mutable
+// SandboxedEnvironment with a tojson that serializes generators as lists).
+inline void run_cases(const render_case* cases, std::size_t n, bool compat = false) {
   auto ctx = json::parse(kContext);
   ASSERT_TRUE(ctx.has_value());
   auto clock = fixed_clock("2025-03-14T09:26:53");
@@ -36,7 +38,9 @@ inline void run_cases(const render_case* cases, std::size_t n) {
       EXPECT_TRUE(c.is_error) << "parse failed: " << prog.error().to_string();
       continue;
     }
-    auto out = render(**prog, *ctx, {.now = *clock});
+    render_options options{.now = *clock};
+    options.compat = compat;
+    auto out = render(**prog, *ctx, options);
     if (c.is_error) {
       EXPECT_FALSE(out.has_value()) << "rendered: " << *out;
       if (!out && std::string(c.source).find("raise_exception") != std::string::npos) {

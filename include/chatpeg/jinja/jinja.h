@@ -46,6 +46,12 @@ struct render_options {
   // clock (localtime).
   std::function<std::tm()> now;
   std::string file;  // used in error locations
+  // Compatibility environment, off by default (then the engine is transformers'
+  // ImmutableSandboxedEnvironment exactly). On: a mutable sandbox (list append/extend/
+  // insert/pop/remove/clear/reverse) and tojson serializing generators as lists: what the
+  // round-trip corpus renders with when the transformers-configured render raises (e.g.
+  // `tools | map(attribute='function') | tojson`, `ids.append(x)`).
+  bool compat = false;
 };
 
 // Renders with the given variables (a JSON object; key order is kept, as Python dicts do).
