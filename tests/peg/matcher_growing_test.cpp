@@ -343,5 +343,35 @@ TEST(MatcherGrowing, WorkPerCallDoesNotGrowWithTheInput) {
   }
 }
 
+// Many AST nodes: every call extends the loop's recorded progress, whose old AST copy becomes
+// garbage, so the arena is compacted repeatedly; rule entries (items) are relocated with it.
+TEST(MatcherGrowing, LongLoopWithManyAstNodesSurvivesArenaCompaction) {
+  builder b;
+  auto item =
+      b.rule("item", b.tag(tag::tool_name, b.chars("[a-z]", 1, unbounded)) +
+                         b.optional(b.tag(tag::tool_args, b.json_number())) + b.literal(";"));
+  auto g = b.build(b.zero_or_more(item) + b.content(b.rest()));
+  ASSERT_TRUE(g.has_value());
+  std::string text;
+  for (int i = 0; i < 800; ++i) text += (i % 3 ? "ab" : "xyz") + std::to_string(i % 7) + ";";
+  for (const auto& o : {matcher_options{.growing_cache_span = 1}, matcher_options{}}) {
+    matcher grow(*g, o);
+    matcher fresh(*g, o);
+    std::size_t calls = 0;
+    for (std::size_t k = 0; k <= text.size();
+         k = k == text.size() ? k + 1 : std::min(k + 3, text.size())) {
+      const std::string_view prefix(text.data(), k);
+      const auto a = grow.match_growing(prefix, L);
+      if (++calls % 61 == 0 || k == text.size()) {
+        const std::string diff = difference(*g, prefix, a, fresh.match(prefix, L));
+        ASSERT_TRUE(diff.empty()) << "prefix " << k << ": " << diff;
+      }
+    }
+    const auto done = grow.match_growing(text, C);
+    EXPECT_EQ(difference(*g, text, done, fresh.match(text, C)), "");
+    EXPECT_EQ(done.ast.nodes().size(), 800u * 4u + 1u);  // item, name, args, number; content
+  }
+}
+
 }  // namespace
 }  // namespace chatpeg::peg
