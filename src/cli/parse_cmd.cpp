@@ -1,11 +1,15 @@
 // `chatpeg parse`: parses a raw model output (stdin) for a request into the final assistant
 // message (one JSON object), or with --partial the message parsed so far from a prefix of a
-// response that is still streaming. An output that does not match exits 1 with the byte
-// offset and what was expected.
+// response that is still streaming (a call whose arguments are incomplete is shown with the
+// arguments received so far, closed into a JSON object), or with --stream feeds the output to
+// a stream::session in chunks and prints every OpenAI delta, then the finish reason and the
+// final message (CLI.md). An output that does not match exits 1 with the byte offset and what
+// was expected.
 #include <iostream>
 #include <memory>
 
 #include "chatpeg/stream/parse.h"
+#include "chatpeg/stream/session.h"
 #include "cli/commands.h"
 #include "cli/request_loader.h"
 #include "cli/template_loader.h"
@@ -17,7 +21,34 @@ struct parse_args {
   template_args tmpl;
   std::string request;
   bool partial = false;
+  bool stream = false;
+  std::size_t chunk = 4;
 };
+
+int fail_with(base::error e) {
+  e.where.file = "stdin";
+  report(e);
+  return exit_failed;
+}
+
+// --stream: one JSON line per delta, then {"finish_reason", "message"}.
+int run_stream(const chat::prepared& prepared, const std::string& output, std::size_t chunk) {
+  stream::session s(prepared);
+  const std::size_t step = chunk == 0 ? output.size() : chunk;
+  for (std::size_t at = 0; at < output.size(); at += step) {
+    auto deltas = s.feed(std::string_view(output).substr(at, step));
+    if (!deltas) return fail_with(std::move(deltas).error());
+    for (const auto& d : *deltas) std::cout << json::dump(d.to_json()) << '\n';
+  }
+  auto done = s.finish();
+  if (!done) return fail_with(std::move(done).error());
+  for (const auto& d : done->deltas) std::cout << json::dump(d.to_json()) << '\n';
+  json::value last = json::value::object();
+  last["finish_reason"] = std::string(stream::finish_reason_name(done->reason));
+  last["message"] = done->message.to_json();
+  std::cout << json::dump(last) << '\n';
+  return exit_ok;
+}
 
 int run_parse(const parse_args& args) {
   int code = exit_ok;
@@ -28,13 +59,9 @@ int run_parse(const parse_args& args) {
   auto prepared = prepare_request(*tmpl, *req, false, code);
   if (!prepared) return code;
   const std::string output = read_stdin();
+  if (args.stream) return run_stream(*prepared, output, args.chunk);
   auto msg = stream::parse(*prepared, output, {.partial = args.partial});
-  if (!msg) {
-    base::error e = std::move(msg).error();
-    e.where.file = "stdin";
-    report(e);
-    return exit_failed;
-  }
+  if (!msg) return fail_with(std::move(msg).error());
   std::cout << json::dump(msg->to_json()) << '\n';
   return exit_ok;
 }
@@ -46,7 +73,13 @@ void register_parse(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("parse", "parse a model output (stdin) into a message");
   add_template_options(sub, args->tmpl, {.with_analysis = true});
   sub->add_option("--request", args->request, "OpenAI chat request JSON")->required();
-  sub->add_flag("--partial", args->partial, "stdin is a prefix of a still-streaming response");
+  auto* partial =
+      sub->add_flag("--partial", args->partial, "stdin is a prefix of a still-streaming response");
+  auto* streamed = sub->add_flag("--stream", args->stream,
+                                 "feed stdin to a streaming session: one JSON line per delta");
+  sub->add_option("--chunk", args->chunk, "--stream chunk size in bytes (0 = all at once)")
+      ->needs(streamed);
+  partial->excludes(streamed);
   sub->callback([args] { set_exit_code(run_parse(*args)); });
 }
 

@@ -12,7 +12,10 @@
 // exactly stream::parse's) and sends what is still missing.
 #include "chatpeg/stream/session.h"
 
+#include <algorithm>
 #include <random>
+#include <type_traits>
+#include <unordered_set>
 
 #include "chatpeg/base/utf8.h"
 #include "stream/fold.h"
@@ -41,6 +44,61 @@ bool grammar_has_ids(const peg::grammar& g) {
   }
   return false;
 }
+
+// Proper prefixes of the literals that can lie inside a reasoning/content node's span: when
+// the input ends inside such a literal (a marker the parser has not decided yet) the partial
+// literal is part of the text node's span, so the text that may be the start of a marker is
+// held back. (Text ended by `until` needs nothing: until stops before a partial delimiter.)
+struct marker_prefixes {
+  std::unordered_set<std::string> prefixes;
+  std::size_t longest = 0;
+
+  explicit marker_prefixes(const peg::grammar& g) {
+    std::vector<std::uint8_t> seen(g.size(), 0);
+    std::vector<peg::node_id> todo;
+    for (peg::node_id id = 0; id < g.size(); ++id) {
+      const auto* t = std::get_if<peg::nodes::tagged>(&g.at(id));
+      if (t && (t->tag == peg::tag::content || t->tag == peg::tag::reasoning)) todo.push_back(id);
+    }
+    while (!todo.empty()) {  // iterative walk: grammars may be deep and cyclic
+      const peg::node_id id = todo.back();
+      todo.pop_back();
+      if (id >= g.size() || seen[id]) continue;
+      seen[id] = 1;
+      std::visit(
+          [&](const auto& n) {
+            using T = std::decay_t<decltype(n)>;
+            if constexpr (std::is_same_v<T, peg::nodes::literal>) {
+              if (n.text.size() < 2) return;
+              for (std::size_t k = 1; k < n.text.size(); ++k) prefixes.insert(n.text.substr(0, k));
+              longest = std::max(longest, n.text.size() - 1);
+            } else if constexpr (std::is_same_v<T, peg::nodes::sequence> ||
+                                 std::is_same_v<T, peg::nodes::choice>) {
+              todo.insert(todo.end(), n.children.begin(), n.children.end());
+            } else if constexpr (std::is_same_v<T, peg::nodes::ref>) {
+              todo.push_back(n.target);
+            } else if constexpr (std::is_same_v<T, peg::nodes::repetition> ||
+                                 std::is_same_v<T, peg::nodes::atomic> ||
+                                 std::is_same_v<T, peg::nodes::tagged> ||
+                                 std::is_same_v<T, peg::nodes::rule> ||
+                                 std::is_same_v<T, peg::nodes::schema> ||
+                                 std::is_same_v<T, peg::nodes::gbnf>) {
+              todo.push_back(n.child);
+            }
+            // peek / negate consume nothing: a partial literal below them ends no span.
+          },
+          g.at(id));
+    }
+  }
+
+  // Bytes at the end of text to hold back.
+  std::size_t held(std::string_view text) const {
+    for (std::size_t k = std::min(longest, text.size()); k > 0; --k) {
+      if (prefixes.count(std::string(text.substr(text.size() - k))) != 0) return k;
+    }
+    return 0;
+  }
+};
 
 bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
@@ -91,6 +149,7 @@ struct session::state {
   const chat::prepared* prepared = nullptr;
   session_options options;
   std::optional<peg::matcher> matcher;  // one per session: match_growing reuses its work
+  std::optional<marker_prefixes> markers;
   bool ids_expected = false;
 
   std::string input;                 // parse_prefix + output received so far
@@ -138,13 +197,16 @@ struct session::state {
     if (matcher) matcher->reset_growing();
   }
 
-  // Text suffix of `now` beyond `sent_text`; false when `now` does not extend it.
-  static bool suffix(const std::string& now, const std::optional<std::string>& sent_text,
-                     bool full_check, std::string& out) {
+  // Text suffix of `now` beyond `sent_text`; false when `now` does not extend it. With
+  // hold_back, a tail that may be the start of a marker is not included yet.
+  bool suffix(const std::string& now, const std::optional<std::string>& sent_text, bool full_check,
+              std::string& out, bool hold_back = false) const {
     const std::size_t n = sent_text ? sent_text->size() : 0;
     if (now.size() < n) return false;
     if (full_check && n > 0 && now.compare(0, n, *sent_text) != 0) return false;
-    out.assign(now, n, std::string::npos);
+    std::size_t end = now.size();
+    if (hold_back && markers && end > n) end = std::max(n, end - markers->held(now));
+    out.assign(now, n, end - n);
     return true;
   }
 
@@ -152,10 +214,12 @@ struct session::state {
   base::result<std::vector<delta>> diff_fold(const detail::fold& f, bool full_check) {
     std::vector<delta> out;
     delta text;
-    if (!suffix(f.reasoning(), sent.reasoning_content, full_check, text.reasoning_content)) {
+    // The fold may hold text that a held-back marker prefix kept from being sent: only the
+    // sent part must be a prefix.
+    if (!suffix(f.reasoning(), sent.reasoning_content, full_check, text.reasoning_content, true)) {
       return retraction("reasoning");
     }
-    if (!suffix(f.content(), sent.content, full_check, text.content)) {
+    if (!suffix(f.content(), sent.content, full_check, text.content, true)) {
       return retraction("content");
     }
     const auto& calls = f.calls();
@@ -398,6 +462,7 @@ session::session(const chat::prepared& p, session_options options)
   state_->options = std::move(options);
   if (p.parser) {
     state_->matcher.emplace(*p.parser);
+    state_->markers.emplace(*p.parser);
     state_->ids_expected = grammar_has_ids(*p.parser);
   }
   state_->reset();
