@@ -58,9 +58,10 @@ struct dedicated_entry {
   dedicated_builder build;
 };
 
-constexpr std::array<dedicated_entry, 4> table{{
+constexpr std::array<dedicated_entry, 5> table{{
     {"gpt-oss", build_gpt_oss},
     {"gemma-4", build_gemma_4},
+    {"kimi-k2", build_kimi_k2},
     {"functionary-v3.2", functionary_v3_2},
     {"deepseek-v3.2-dsml", deepseek_dsml},
 }};
