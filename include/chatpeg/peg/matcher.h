@@ -124,7 +124,13 @@ class matcher {
   // Matching input that grows between calls (a streaming response). `input` must start
   // with the input of the previous match_growing call since construction/reset_growing()
   // (checked; otherwise it behaves as reset + match). The result is identical to
-  // match(input, flags); work on the unchanged prefix is reused.
+  // match(input, flags); work on the unchanged prefix is reused. Flags may differ between
+  // calls (lenient while streaming, complete at the end). A call costs the path from the root
+  // to the end of input, the new bytes (plus a delimiter's length of look-behind) and a copy
+  // of the AST (tagged and rule nodes, not bytes); a fail recomputes its error with a fresh
+  // match. The prefix check is complete in debug builds; release builds compare the first and
+  // last 64 bytes of the previous input, so a caller that rewrites the middle of its buffer
+  // must call reset_growing(). A plain match() or match_from() also ends the growing stream.
   match_result match_growing(std::string_view input, match_flags flags = match_flags::none);
   void reset_growing();
 
