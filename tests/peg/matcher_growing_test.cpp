@@ -65,6 +65,14 @@ void check_feeds(const grammar& g, const std::string& text, const std::vector<st
                               << "\n"
                               << g.dump();
   }
+  // The stream ends: the same input again under other flags (finish() uses complete), which
+  // must drop what depended on the old flags at the end of input.
+  const std::string_view last(text.data(), cuts.empty() ? 0 : cuts.back());
+  for (const auto f : {C, N, flags}) {
+    const std::string diff = difference(g, last, grow.match_growing(last, f), fresh.match(last, f));
+    ASSERT_TRUE(diff.empty()) << where << "\nfinal flags " << static_cast<int>(f) << " on \""
+                              << last << "\": " << diff;
+  }
 }
 
 std::vector<std::size_t> every_prefix(std::size_t n) {
