@@ -38,7 +38,7 @@ void interp::fail_at(std::size_t offset, std::string message, base::errc code) c
 void interp::fail_undefined(const value& v) const {
   if (const std::string* name = v.undefined_name()) fail("'" + *name + "' is undefined");
   const undefined_obj* u = v.undef();
-  fail(u && !u->hint.empty() ? u->hint : "undefined value");
+  fail(u ? undefined_message(*u) : "undefined value");
 }
 
 void interp::check_output_size(std::size_t n) const {

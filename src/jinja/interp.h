@@ -102,6 +102,7 @@ class interp {
 };
 
 // ---- operations (ops.cpp) ----
+std::string undefined_message(const undefined_obj& u);
 value getattr_value(interp& in, const value& obj, std::string_view name);
 value getitem_value(interp& in, const value& obj, const value& key);
 std::string html_escape(std::string_view s);

@@ -84,6 +84,8 @@ value unsafe(const value& obj, std::string_view name) {
 
 std::string obj_desc(const value& v) {  // Jinja's object_type_repr
   if (v.is_none()) return "None";
+  if (v.is_ns()) return "jinja2.utils.Namespace object";
+  if (v.is_markup()) return "markupsafe.Markup object";
   return type_name(v) + " object";
 }
 
@@ -97,12 +99,8 @@ std::string squote(std::string_view text) {
   return r;
 }
 
-// Jinja's Undefined hint for obj[key]: "'list object' has no attribute 'x'" for str keys,
-// "list object has no element 5" (the key's repr) otherwise.
 value missing_item(const value& obj, const value& key) {
-  std::string desc = obj_desc(obj);
-  if (key.is_string()) return value::undefined(squote(desc) + " has no attribute " + to_repr(key));
-  return value::undefined(desc + " has no element " + to_repr(key));
+  return value::missing_item(obj, key);
 }
 
 std::int64_t floordiv_int(std::int64_t a, std::int64_t b) {
@@ -178,6 +176,22 @@ std::string html_escape(std::string_view s) {
   return out;
 }
 
+// Jinja's Undefined messages: "'dict object' has no attribute 'x'" for attributes and str
+// keys, "list object has no element 5" (the key's repr) for other keys.
+std::string undefined_message(const undefined_obj& u) {
+  switch (u.missed) {
+    case undefined_obj::miss::attribute:
+      return squote(obj_desc(u.owner)) + " has no attribute " + squote(u.attr);
+    case undefined_obj::miss::item:
+      if (u.key.is_string())
+        return squote(obj_desc(u.owner)) + " has no attribute " + to_repr(u.key);
+      return obj_desc(u.owner) + " has no element " + to_repr(u.key);
+    case undefined_obj::miss::none:
+      break;
+  }
+  return u.hint.empty() ? "undefined value" : u.hint;
+}
+
 value getattr_value(interp& in, const value& obj, std::string_view name) {
   switch (obj.kind()) {
     case vkind::undefined:
@@ -187,11 +201,11 @@ value getattr_value(interp& in, const value& obj, std::string_view name) {
       if (!m.is_undefined()) return m;
       if (is_unsafe_method(obj, name)) return unsafe(obj, name);
       if (const value* v = obj.dict().find(name)) return *v;
-      return value::undefined("'dict object' has no attribute '" + std::string(name) + "'");
+      return value::missing_attr(obj, name);
     }
     case vkind::ns: {
       if (const value* v = obj.dict().find(name)) return *v;
-      return value::undefined("'Namespace object' has no attribute '" + std::string(name) + "'");
+      return value::missing_attr(obj, name);
     }
     case vkind::loop:
       return loop_attr(in, obj, name);
@@ -206,8 +220,7 @@ value getattr_value(interp& in, const value& obj, std::string_view name) {
       value m = method_of(in, obj, name);
       if (!m.is_undefined()) return m;
       if (is_unsafe_method(obj, name)) return unsafe(obj, name);
-      return value::undefined(squote(obj_desc(obj)) + " has no attribute '" + std::string(name) +
-                              "'");
+      return value::missing_attr(obj, name);
     }
   }
 }

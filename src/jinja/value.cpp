@@ -88,6 +88,30 @@ value value::undefined(std::string hint, bool unsafe) {
 static const std::string empty_string;
 static const std::vector<value> empty_items;
 
+value value::missing_attr(const value& owner, std::string_view attr) {
+  value v(vkind::undefined);
+  auto u = std::make_shared<undefined_obj>();
+  u->missed = undefined_obj::miss::attribute;
+  u->owner = owner.type_only();
+  u->attr = attr;
+  v.ptr_ = std::move(u);
+  return v;
+}
+value value::missing_item(const value& owner, const value& key) {
+  value v(vkind::undefined);
+  auto u = std::make_shared<undefined_obj>();
+  u->owner = owner.type_only();
+  if (key.is_string() || key.is_number() || key.is_none()) {
+    u->missed = undefined_obj::miss::item;
+    u->key = key;
+  } else {
+    u->hint = (owner.is_none() ? std::string("None") : type_name(owner) + " object") +
+              " has no element " + to_repr(key);
+  }
+  v.ptr_ = std::move(u);
+  return v;
+}
+
 const std::string& value::str() const {
   if (kind_ != vkind::string) return empty_string;
   if (!ptr_) return ext_ ? *ext_ : empty_string;

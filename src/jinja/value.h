@@ -85,6 +85,8 @@ class value {
   // An Undefined remembering what was looked up (for error messages); `unsafe` makes any use
   // other than printing a security error.
   static value undefined(std::string hint, bool unsafe = false);
+  static value missing_attr(const value& owner, std::string_view attr);
+  static value missing_item(const value& owner, const value& key);
   // The Undefined of a variable lookup: keeps a view of the name (from the program), so a
   // miss allocates nothing; the message "'name' is undefined" is built only on error.
   static value undefined_name(const std::string& name) {
@@ -147,6 +149,13 @@ class value {
   loop_obj& loop_state() const;
   const undefined_obj* undef() const;  // may be null
   const std::shared_ptr<object>& ptr() const { return ptr_; }
+  // A value of the same type holding nothing (for type_name in deferred messages).
+  value type_only() const {
+    value v(kind_);
+    v.view_ = view_;
+    v.markup_ = markup_;
+    return v;
+  }
   // Object identity for Python's `is` (sameas): the heap object or the borrowed string.
   const void* identity() const {
     if (ptr_) return ptr_.get();
@@ -219,6 +228,12 @@ struct list_obj final : object, json_backed {
 struct undefined_obj final : object {
   std::string hint;  // "'x' is undefined" style message
   bool unsafe = false;
+  // A failed lookup owner.attr / owner[key]: the message is built only if the Undefined
+  // ends up in an error (see undefined_message in ops.cpp); misses are common and cheap.
+  enum class miss : std::uint8_t { none, attribute, item } missed = miss::none;
+  value owner;  // only its type (no reference kept: no cycles through namespaces)
+  value key;    // scalars only (other keys get their message built right away)
+  std::string attr;
 };
 
 // Insertion-ordered mapping with Python key equality. Use it through value::dict(), which

@@ -88,6 +88,13 @@ const render_case kContextViews[] = {
 };
 
 const error_case kErrorMessages[] = {
+    {R"j({% set ns = namespace(a=1) %}{{ ns.b.c }})j",
+     R"j('jinja2.utils.Namespace object' has no attribute 'b')j"},
+    {R"j({{ ('a'|safe).x.y }})j", R"j('markupsafe.Markup object' has no attribute 'x')j"},
+    {R"j({{ ('a'|safe)[5].y }})j", R"j(markupsafe.Markup object has no element 5)j"},
+    {R"j({{ n[[1]].x }})j", R"j(None has no element [1])j"},
+    {R"j({{ xs[(1,)].x }})j", R"j(list object has no element (1,))j"},
+    {R"j({{ range(2).x.y }})j", R"j('range object' has no attribute 'x')j"},
     {R"j({{ messages[5].content }})j", R"j(list object has no element 5)j"},
     {R"j({{ 'abc'[7].x }})j", R"j(str object has no element 7)j"},
     {R"j({{ d[3].x }})j", R"j(dict object has no element 3)j"},
