@@ -37,7 +37,8 @@ base::result<gen_result> functionary_v3_2(gen_context& c) {
   const std::uint32_t more = with_tools && c.req.parallel_tool_calls ? peg::unbounded : 1;
   auto rest = b.repeat(b.literal(">>>") + block, 0, more);
   gen_result out;
-  auto first = c.for_gbnf ? block : b.literal(">>>") + block;
+  // The parser reads ">>>" from the prefix, except after a prefilled message ("all\nHi, ").
+  auto first = c.for_gbnf ? block : b.optional(b.literal(">>>")) + block;
   if (c.for_gbnf || c.tool_required) {
     out.root = first + rest + b.end();
   } else {
@@ -58,10 +59,11 @@ struct dedicated_entry {
   dedicated_builder build;
 };
 
-constexpr std::array<dedicated_entry, 5> table{{
+constexpr std::array<dedicated_entry, 6> table{{
     {"gpt-oss", build_gpt_oss},
     {"gemma-4", build_gemma_4},
     {"kimi-k2", build_kimi_k2},
+    {"cohere", build_cohere},
     {"functionary-v3.2", functionary_v3_2},
     {"deepseek-v3.2-dsml", deepseek_dsml},
 }};

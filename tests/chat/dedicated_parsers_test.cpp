@@ -33,6 +33,10 @@ TEST(dedicated_parsers, functionary_v3_2) {
   }
   // An unknown function is not a call.
   EXPECT_EQ(parse_summary(*p, "get_date\n{}"), "content='>>>get_date\n{}'");
+  // A continued (prefilled) text block: the prefix holds "all\nHi, " without ">>>".
+  auto cont = generate(a, req, {.parse_prefix = "all\nHi, "});
+  ASSERT_TRUE(cont.has_value()) << cont.error().to_string();
+  EXPECT_EQ(parse_summary(*cont, "there"), "content='Hi, there'");
 }
 
 TEST(dedicated_parsers, deepseek_v3_2_dsml) {
