@@ -162,34 +162,43 @@ gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::st
   auto reasoning = reasoning_block(c, calls);
   words.erase(std::remove_if(words.begin(), words.end(), [](const auto& w) { return w.empty(); }),
               words.end());
+  // The lazy GBNF starts at the trigger and must also allow the whitespace after calls.
+  auto tail = b.rule(c.unique_rule("tool-calls-tail"), calls + c.ws());
+  auto finish = tail + b.end();
   if (c.tool_required) {
-    out.root = reasoning + c.ws() + calls + c.ws() + b.end();
+    // The grammar allows no text before the first call; the parser still reads text a model
+    // wrote there (unconstrained output, as the reference does) into content.
+    if (c.for_gbnf || words.empty()) {
+      out.root = reasoning + c.ws() + finish;
+    } else {
+      auto piece = b.negate(calls) + b.content(b.any() + b.until_one_of(words));
+      out.root = reasoning + b.choice({c.ws() + finish, b.zero_or_more(piece) + finish});
+    }
     return out;
   }
-  peg::parser before;
   if (words.empty()) {
     // No marker announces a call (bare JSON / pythonic lists): the answer is calls or text.
     out.root = reasoning + b.choice({c.ws() + calls + c.ws() + b.end(), b.content(b.rest())});
     out.triggers.push_back({trigger_type::pattern, "^\\s*[\\[{]"});
-  } else {
-    // Structured first, else one byte of content: a marker-like text that does not start a
-    // valid call stays in content instead of derailing the parse.
-    auto piece = b.negate(calls) + b.content(b.any() + b.until_one_of(words));
-    before = b.zero_or_more(piece);
-    const auto& cs = c.a.content;
-    if (!cs.start.empty() && !cs.end.empty()) {
-      auto wrapped = c.mark(cs.start) + b.content(b.until(std::string(marker_core(cs.end)))) +
-                     c.mark(cs.end) + c.ws();
-      before = b.choice({wrapped + b.peek(calls), before});
-    }
-    // The lazy GBNF starts at the trigger and must also allow the whitespace after calls.
-    auto tail = b.rule(c.unique_rule("tool-calls-tail"), calls + c.ws());
-    out.root = reasoning + before + b.optional(tail) + b.end();
-    for (auto& w : words) out.triggers.push_back({trigger_type::word, w});
-    out.lazy_from = tail;
+    out.lazy_from = calls;
     return out;
   }
-  out.lazy_from = calls;
+  // Structured first, else one byte of content: a marker-like text that does not start a
+  // valid call stays in content instead of derailing the parse. The calls are tried before
+  // each piece of content (not only behind a negative lookahead), so a lenient parse of a
+  // call still being written reports it, and a prefix of a call opener at the end of the
+  // input is held back instead of leaking into content.
+  auto piece = b.negate(calls) + b.content(b.any() + b.until_one_of(words));
+  peg::parser body = b.zero_or_more(b.choice({finish, piece})) + b.end();
+  const auto& cs = c.a.content;
+  if (!cs.start.empty() && !cs.end.empty()) {
+    auto wrapped = c.mark(cs.start) + b.content(b.until(std::string(marker_core(cs.end)))) +
+                   c.mark(cs.end) + c.ws();
+    body = b.choice({wrapped + finish, body});
+  }
+  out.root = reasoning + body;
+  for (auto& w : words) out.triggers.push_back({trigger_type::word, w});
+  out.lazy_from = tail;
   return out;
 }
 
@@ -205,13 +214,23 @@ base::result<gen_result> build_generic(gen_context& c) {
   auto calls = calls_block(c, ts);
   if (!calls) return calls.error();
   std::vector<std::string> words;
+  std::string trigger;  // the opener as written, its trailing whitespace kept
   for (const std::string* m : {&ts.section_start, &ts.call_start, &ts.name_prefix}) {
-    if (!marker_core(*m).empty()) {
-      words.emplace_back(marker_core(*m));
+    const std::string_view core = marker_core(*m);
+    if (!core.empty()) {
+      words.emplace_back(core);
+      trigger = m->substr(static_cast<std::size_t>(core.data() - m->data()));
       break;
     }
   }
-  return assemble_tools(c, *calls, std::move(words));
+  auto out = assemble_tools(c, *calls, std::move(words));
+  // The trigger keeps the whitespace the template writes after the opener ("<tool_call>\n",
+  // as the reference does), so a mention of the bare marker in text does not wake the lazy
+  // grammar; content scanning still stops at the bare marker.
+  for (auto& t : out.triggers) {
+    if (t.type == trigger_type::word && !trigger.empty()) t.value = trigger;
+  }
+  return out;
 }
 
 namespace {

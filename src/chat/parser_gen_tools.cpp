@@ -182,9 +182,19 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
     return b.tag(tag::tool_arg_value, compiled->parser + b.peek(terminator));
   };
 
-  auto entry = [&](parser name, parser value) {
+  // Before a raw string the suffix's trailing whitespace is matched as written (at most
+  // once), so the value keeps its own leading whitespace ("    print(...)").
+  const std::string_view suffix_core = marker_core(ts.arg_name_suffix);
+  const std::size_t suffix_end =
+      suffix_core.empty() ? 0 : suffix_core.data() + suffix_core.size() - ts.arg_name_suffix.data();
+  const std::string suffix_tail = ts.arg_name_suffix.substr(suffix_end);
+  auto raw_suffix = [&]() {
+    if (suffix_core.empty() || suffix_tail.empty()) return c.mark(ts.arg_name_suffix);
+    return c.mark(ts.arg_name_suffix.substr(0, suffix_end)) + b.optional(b.literal(suffix_tail));
+  };
+  auto entry = [&](parser name, parser value, bool raw_string = false) {
     return b.tag(tag::tool_arg_open, c.mark(ts.arg_name_prefix)) + name +
-           c.mark(ts.arg_name_suffix) + value +
+           (raw_string ? raw_suffix() : c.mark(ts.arg_name_suffix)) + value +
            b.tag(tag::tool_arg_close, c.mark(ts.arg_value_end)) + c.mark(ts.arg_separator);
   };
 
@@ -194,14 +204,17 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
     // No declared arguments: any name, raw values.
     const std::string name_end(marker_core(ts.arg_name_suffix));
     if (name_end.empty() || marker_core(ts.arg_name_prefix).empty()) return b.eps();
-    auto any_entry = entry(b.tag(tag::tool_arg_name, b.until(name_end)), raw_text());
+    auto any_entry = entry(b.tag(tag::tool_arg_name, b.until(name_end)), raw_text(),
+                           ts.values == value_syntax::raw);
     return b.zero_or_more(any_entry);
   }
   std::vector<parser> entries;
   for (const auto& p : props) {
     auto v = value_for(p.schema, c.unique_rule("arg-" + sanitize(name) + "-" + sanitize(p.name)));
     if (!v) return v.error();
-    entries.push_back(entry(b.tag(tag::tool_arg_name, b.literal(p.name)), *v));
+    const bool raw_string =
+        ts.values == value_syntax::raw && !c.string_flag_values && is_plain_string_schema(p.schema);
+    entries.push_back(entry(b.tag(tag::tool_arg_name, b.literal(p.name)), *v, raw_string));
   }
   if (ts.fixed_argument_order) {
     std::vector<parser> seq;

@@ -43,9 +43,10 @@ base::result<prepared> prepare(const chat_template& tmpl, const request& req,
 
   std::string prompt;
   std::string generation_prompt;
-  std::string prefill;  // text of a continued message that the parser reads
+  std::string prefill;          // text of a continued message that the parser reads
+  json::value history = *vars;  // the conversation before the answer
+  std::string history_text;     // history rendered without a generation prompt
   if (req.continue_final_message != continue_mode::none) {
-    json::value history = *vars;
     auto& messages = history["messages"];
     if (messages.empty()) {
       return base::make_error(base::errc::invalid_argument, "no message to continue",
@@ -55,6 +56,7 @@ base::result<prepared> prepare(const chat_template& tmpl, const request& req,
     messages.erase(messages.size() - 1);
     auto base_text = render(history, false);
     if (!base_text) return base_text.error();
+    history_text = *base_text;
     auto header_text = render(history, true);
     if (!header_text) return header_text.error();
     const std::string header = tail_after(*base_text, *header_text);
@@ -154,6 +156,7 @@ base::result<prepared> prepare(const chat_template& tmpl, const request& req,
     if (!without) return without.error();
     prompt = req.add_generation_prompt ? *with : *without;
     if (req.add_generation_prompt) generation_prompt = tail_after(*without, *with);
+    history_text = *without;
   }
 
   // What the parser reads in front of the output.
@@ -163,6 +166,23 @@ base::result<prepared> prepare(const chat_template& tmpl, const request& req,
   if (a.reasoning.mode != reasoning_mode::none && !start.empty()) {
     if (const auto pos = generation_prompt.find(start); pos != std::string::npos) {
       parse_prefix = generation_prompt.substr(pos);
+    }
+  }
+  if (a.reasoning.mode != reasoning_mode::none && start.empty() && !a.reasoning.end.empty() &&
+      !generation_prompt.empty()) {
+    // Reasoning without a start marker begins right after the assistant header: the part of
+    // the generation prompt an assistant turn in the history shares. What follows it
+    // (Apriel's "Here are my reasoning steps:\n", or a continued turn's reasoning) is read.
+    json::value turn = history;
+    turn["messages"].push_back({{"role", "assistant"},
+                                {"content", std::string(continue_sentinel)},
+                                {"reasoning_content", std::string(continue_sentinel)}});
+    if (auto text = render(turn, false)) {
+      const std::string rendered = tail_after(history_text, *text);
+      const std::size_t header = common_prefix(generation_prompt, rendered);
+      if (header > 0 && header < generation_prompt.size()) {
+        parse_prefix = generation_prompt.substr(header);
+      }
     }
   }
   if (parse_prefix.empty() && a.handler == "functionary-v3.2" && generation_prompt.size() >= 3 &&

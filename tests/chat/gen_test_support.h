@@ -62,6 +62,16 @@ inline std::string parse_summary(const prepared& p, const std::string& output) {
   return summarize(*p.parser, m, input);
 }
 
+// Lenient parse of a prefix of a response still streaming: the summary, with "…" appended
+// when the match needs more input; "FAIL" when it cannot match.
+inline std::string partial_summary(const prepared& p, const std::string& output) {
+  const std::string input = p.parse_prefix + output;
+  const auto m = peg::match(*p.parser, input, peg::match_flags::lenient);
+  if (m.status == peg::match_status::fail) return "FAIL";
+  std::string out = summarize(*p.parser, m, input);
+  return m.status == peg::match_status::need_more_input ? out + " …" : out;
+}
+
 // Whether the GBNF accepts output (from the first trigger on when lazy; an output without a
 // trigger is accepted by a lazy grammar, which never activates).
 inline bool gbnf_accepts(const prepared& p, const std::string& output, std::string* why = nullptr) {

@@ -216,8 +216,9 @@ std::vector<gen_case> cases() {
          "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n</tool_call>",
          std::string(W1) + " |tool_name='get_time' tool_args='{\"tz\": \"UTC\"}'"},
         {"Hello", "FAIL"},
+        // Text before the call: the grammar forbids it, the parser reads it into content.
         {"Hi <tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n</tool_call>",
-         "FAIL"}}},
+         "content='Hi ' |tool_name='get_time' tool_args='{\"tz\": \"UTC\"}'", false}}},
       {"hermes_named",
        hermes(),
        R"(,"tool_choice":{"type":"function","function":{"name":"get_time"}})",
@@ -268,6 +269,10 @@ std::vector<gen_case> cases() {
          "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
          "|tool_name='get_weather' tool_arg_name='city' tool_arg_string_value='New York' "
          "tool_arg_name='days' tool_arg_value='3'"},
+        // A raw string keeps its own leading whitespace (only the suffix's "\n" is markup).
+        {"<tool_call>\n<function=get_time>\n<parameter=tz>\n    UTC\n</parameter>\n</function>\n"
+         "</tool_call>",
+         "|tool_name='get_time' tool_arg_name='tz' tool_arg_string_value='    UTC'"},
         {"<tool_call>\n<function=get_weather>\n<parameter=days>\n3\n</"
          "parameter>\n<parameter=city>\n"
          "a < b\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=get_time>\n"
@@ -399,12 +404,31 @@ TEST(parser_gen, auto_is_lazy_with_a_word_trigger) {
   ASSERT_TRUE(p.has_value());
   EXPECT_TRUE(p->grammar_lazy);
   ASSERT_EQ(p->triggers.size(), 1u);
-  EXPECT_EQ(p->triggers[0].value, "<tool_call>");
+  // The trigger keeps the whitespace the template writes after the opener.
+  EXPECT_EQ(p->triggers[0].value, "<tool_call>\n");
   EXPECT_EQ(p->preserved_tokens, hermes().preserved_tokens);
   auto r = generate(hermes(), testing::make_request(body(R"(,"tool_choice":"required")")));
   ASSERT_TRUE(r.has_value());
   EXPECT_FALSE(r->grammar_lazy);
   EXPECT_TRUE(r->triggers.empty());
+}
+
+// Lenient parses of a response still streaming: a call being written is reported (its
+// name complete, arguments so far), and a prefix of the call opener at the end of the text
+// is held back instead of leaking into content.
+TEST(parser_gen, lenient_parse_reports_the_call_being_written) {
+  auto p = generate(qwen_coder(), testing::make_request(body("")));
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  using testing::partial_summary;
+  EXPECT_EQ(partial_summary(*p, "Hi <tool_call>\n<function=get_time>\n<parameter=tz>\nUT"),
+            "content='Hi ' |tool_name='get_time' tool_arg_name='tz' tool_arg_string_value='UT' …");
+  EXPECT_EQ(partial_summary(*p, "Hi <tool_ca"), "content='Hi ' …");
+  EXPECT_EQ(partial_summary(*p, "Hi <"), "content='Hi ' …");
+  EXPECT_EQ(partial_summary(*p, "a < b"), "content='a < b' …");
+  auto h = generate(hermes(), testing::make_request(body("")));
+  ASSERT_TRUE(h.has_value());
+  EXPECT_EQ(partial_summary(*h, "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\":"),
+            "|tool_name='get_time' tool_args='{\"tz\":' …");
 }
 
 TEST(parser_gen, json_schema_answer_plain_or_fenced) {

@@ -167,5 +167,32 @@ TEST(prepare, continue_reasoning_when_the_template_drops_reasoning) {
             "reasoning='I'm thinking' content='Hi'");
 }
 
+// Apriel-like: reasoning has no start marker and the generation prompt opens it with text.
+// What follows the assistant header is read as reasoning, as the reference does.
+TEST(prepare, reasoning_without_a_start_marker_reads_the_prompt_opening) {
+  const char* source =
+      "{%- for m in messages -%}"
+      "{%- if m.role == 'user' -%}<U>{{ m.content }}"
+      "{%- else -%}<A>{% if m.reasoning_content %}{{ m.reasoning_content }}"
+      "[FINAL]{% endif %}{{ m.content }}<E>{%- endif -%}"
+      "{%- endfor -%}"
+      "{%- if add_generation_prompt -%}<A>Steps:\n{% endif %}";
+  auto t = small_template(source);
+  ASSERT_TRUE(t);
+  ASSERT_EQ(t->analysis().reasoning.start, "");
+  ASSERT_EQ(t->analysis().reasoning.end, "[FINAL]");
+  auto p = prepare(*t, testing::make_request(R"({"messages":[{"role":"user","content":"Hey"}]})"));
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  EXPECT_EQ(p->generation_prompt, "<A>Steps:\n");
+  EXPECT_EQ(p->parse_prefix, "Steps:\n");
+  EXPECT_EQ(testing::parse_summary(*p, "I think[FINAL]Hi"),
+            "reasoning='Steps:\nI think' content='Hi'");
+  // A continued answer: its rendered reasoning is read too.
+  auto c = prepare(*t, continued("content", "Hello, ", "I'm thinking"));
+  ASSERT_TRUE(c.has_value()) << c.error().to_string();
+  EXPECT_EQ(c->parse_prefix, "I'm thinking[FINAL]Hello, ");
+  EXPECT_EQ(testing::parse_summary(*c, "world"), "reasoning='I'm thinking' content='Hello, world'");
+}
+
 }  // namespace
 }  // namespace chatpeg::chat
