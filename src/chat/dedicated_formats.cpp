@@ -4,7 +4,8 @@
 // analysis (reasoning/content/tool syntax and preserved tokens). Rows are tried in order; the
 // first match wins. Each row has a fixture in tests/chat/dedicated_formats_test.cpp. Handler
 // names are the contract with the parser generator (custom parsers for gpt-oss, gemma-4,
-// functionary-v3.2 and deepseek-v3.2-dsml; the generic generator for the others).
+// kimi-k2, cohere, functionary-v3.2 and deepseek-v3.2-dsml; the generic generator for the
+// others).
 #include "chat/analysis_detail.h"
 
 namespace chatpeg::chat::detail {

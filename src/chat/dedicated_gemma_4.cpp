@@ -148,6 +148,7 @@ struct gemma {
 }  // namespace
 
 base::result<gen_result> build_gemma_4(gen_context& c) {
+  if (c.body == body_kind::json_schema) return build_generic(c);
   auto& b = c.b;
   gemma g{c, b};
   gen_result out;

@@ -66,6 +66,7 @@ base::result<parser> one_call(gen_context& c, const json::value& tool) {
 }  // namespace
 
 base::result<gen_result> build_kimi_k2(gen_context& c) {
+  if (c.body == body_kind::json_schema) return build_generic(c);
   auto& b = c.b;
   gen_result out;
   auto reasoning = reasoning_blocks(c);

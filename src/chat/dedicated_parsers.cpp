@@ -1,7 +1,10 @@
 // Dedicated parser builders for output formats chat::tool_syntax cannot express, keyed by
 // analysis.handler (set by the dedicated-format detection): harmony channels (gpt-oss),
-// Gemma 4 `call:NAME{...}`, Functionary v3.2 `>>>NAME`, DeepSeek V3.2 DSML. Each builder
-// produces the same tags as the generic generator, so the mapper needs no per-model code.
+// Gemma 4 `call:NAME{...}`, Kimi K2 sections, Cohere wrapped text beside actions (each in its
+// own dedicated_<format>.cpp), Functionary v3.2 `>>>NAME` and DeepSeek V3.2 DSML (here). Each
+// builder produces the same tags as the generic generator, so the mapper needs no per-model
+// code. A builder handles every body kind: the ones without a dedicated json_schema answer
+// (all but gpt-oss, whose final channel carries it) delegate that to the generic generator.
 #include <array>
 
 #include "dedicated_builders.h"
@@ -16,6 +19,7 @@ using peg::tag;
 // `NAME\n{json arguments}`, blocks separated by ">>>". The parser reads ">>>" + output (see
 // prepare's parse_prefix); the GBNF constrains the output from the first block name on.
 base::result<gen_result> functionary_v3_2(gen_context& c) {
+  if (c.body == body_kind::json_schema) return build_generic(c);
   auto& b = c.b;
   std::vector<parser> calls;
   for (const json::value* tool : c.tools) {
