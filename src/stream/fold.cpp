@@ -172,7 +172,11 @@ void fold::enter(std::uint32_t index) {
   node_record& r = records_[index];
   r = node_record{};
   r.consumed = n.start;
-  if (n.partial && waits_for_completion(n.tag)) {
+  // A name that ends where the input ends may still be the prefix of a longer name in
+  // another alternative ("f" vs "f_2"): it is decided once a byte after it has matched.
+  if (waits_for_completion(n.tag) &&
+      (n.partial || (options_.partial && n.end >= input_.size() &&
+                     (n.tag == peg::tag::tool_name || n.tag == peg::tag::tool_arg_name)))) {
     r.deferred = true;
     return;
   }
@@ -243,7 +247,7 @@ void fold::grow(std::uint32_t index) {
   const peg::ast_node& n = tree_->nodes()[index];
   node_record& r = records_[index];
   if (r.deferred) {
-    if (!n.partial) enter(index);  // the name / id / closer is complete: its effect now
+    if (!n.partial) enter(index);  // complete (and decided): the name / id / closer acts now
     return;
   }
   switch (n.tag) {
@@ -447,7 +451,11 @@ base::result<fold::outcome> fold::advance(const peg::ast* prev, const peg::ast& 
       const peg::ast_node& a = before[i];
       const peg::ast_node& b = now[i];
       if (!same_identity(a, b)) return outcome::diverged;
-      if (a.end == b.end && a.partial == b.partial) continue;
+      if (a.end == b.end && a.partial == b.partial) {
+        if (records_[i].deferred) grow(i);  // a name at the end of the input may be decided now
+        if (error_) return *error_;
+        continue;
+      }
       if (!a.partial || b.end < a.end) return outcome::diverged;
       grow(i);
       if (error_) return *error_;

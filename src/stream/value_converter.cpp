@@ -166,8 +166,14 @@ void value_converter::flush_octal(std::string& out) {
   state_ = state::string;
 }
 
+void value_converter::flush_high_surrogate(std::string& out) {
+  out += high_surrogate_;
+  high_surrogate_.clear();
+}
+
 bool value_converter::escape_step(char c, std::string& out) {
   if (word_.empty()) {
+    if (c != 'u') flush_high_surrogate(out);
     switch (c) {
       case '"':
       case '\\':
@@ -229,8 +235,19 @@ bool value_converter::escape_step(char c, std::string& out) {
   const std::size_t need = kind == 'x' ? 2 : kind == 'u' ? 4 : 8;
   if (word_.size() < need + 1) return true;
   if (kind == 'u') {
-    out += '\\';
-    out += word_;
+    char32_t cp = 0;
+    for (std::size_t i = 1; i < word_.size(); ++i) cp = cp * 16 + hex_value(word_[i]);
+    const bool high = cp >= 0xD800 && cp <= 0xDBFF;
+    const bool low = cp >= 0xDC00 && cp <= 0xDFFF;
+    if (!low) flush_high_surrogate(out);
+    if (high) {  // held until the next escape shows whether the pair is whole
+      high_surrogate_.assign(1, '\\');
+      high_surrogate_ += word_;
+    } else {
+      flush_high_surrogate(out);
+      out += '\\';
+      out += word_;
+    }
   } else {
     char32_t cp = 0;
     for (std::size_t i = 1; i < word_.size(); ++i) cp = cp * 16 + hex_value(word_[i]);
@@ -300,6 +317,7 @@ void value_converter::step(char c, std::string& out) {
         return fail();
       }
       case state::string:
+        if (c != '\\') flush_high_surrogate(out);
         if (c == quote_) {
           out += '"';
           if (string_is_key_) {
@@ -385,6 +403,7 @@ void value_converter::close(std::string& out) {
       word_.clear();
       [[fallthrough]];
     case state::string:
+      high_surrogate_.clear();  // cut between the halves of a pair: the half is dropped
       out += '"';
       if (string_is_key_) {
         string_is_key_ = false;

@@ -122,6 +122,11 @@ TEST(ValueConverter, CloseTable) {
       {R"("ab\u00)", R"("ab")"},
       {R"('ab\10)", R"("ab\u0008")"},
       {"raw te", R"("raw te")"},
+      // Cut between the halves of a surrogate pair: the lone high half is dropped.
+      {R"("a\ud83c)", R"("a")"},
+      {R"("a\ud83c\udf)", R"("a")"},
+      {R"("a\ud83c\udf0d)", R"("a\ud83c\udf0d")"},
+      {R"("a\ud83cb)", R"("a\ud83cb")"},
   };
   for (const auto& [input, expected] : table) {
     value_converter conv;

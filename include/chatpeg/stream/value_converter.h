@@ -6,7 +6,8 @@
 // insignificant whitespace (dropped), a comma until the next element starts (so a Python
 // trailing comma can be dropped), bare words until they end (`True` → `true`, `None` →
 // `null`), and an unfinished escape sequence. Strings and numbers are copied as they arrive;
-// escapes are kept (JSON) or translated (Python `\'`, `\xHH`, `\N`-less octal, `\UXXXXXXXX`).
+// escapes are kept (JSON; a high-surrogate escape waits for its low half) or translated (Python
+// `\'`, `\xHH`, `\N`-less octal, `\UXXXXXXXX`).
 //
 // Python specifics understood: 'single' and "double" quoted strings, True/False/None, tuples
 // (→ arrays), trailing commas, `5.` / `.5` numbers, `1_000` digit separators. Not handled:
@@ -70,11 +71,15 @@ class value_converter {
   bool raw_word(std::string& out);  // a top-level word that is no literal starts raw text
   bool escape_step(char c, std::string& out);  // false when c was not consumed
   void flush_octal(std::string& out);
+  void flush_high_surrogate(std::string& out);
   void emit_comma_if_pending(std::string& out);
   void fail() { failed_ = true; }
 
   std::vector<char> stack_;  // '{' or '[' (a tuple '(' is stored as '(' and closes with ']')
   std::string word_;         // held-back bare word, or escape sequence being collected
+  // A \uD800-\uDBFF escape, held until the next escape shows whether its pair is whole (a
+  // value cut between the halves then closes without the lone half).
+  std::string high_surrogate_;
   state state_ = state::value;
   char quote_ = '"';  // the quote of the current string
   bool string_is_key_ = false;
