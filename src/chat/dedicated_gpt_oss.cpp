@@ -82,20 +82,17 @@ struct harmony {
   }
 
   // " to=functions.NAME" with an optional channel after it; used by the lazy GBNF too.
-  base::result<parser> call_from_recipient(const json::value& tool, parser args) {
-    (void)tool;
+  parser call_from_recipient(const json::value& tool, parser args) {
     auto name = b.atomic(b.tag(tag::tool_name, b.literal(tool_name(tool))));
     auto after = b.optional(b.chars("[ \\t]", 0, 4) + channel("") + word());
     return b.literal(" to=functions.") + name + after + ctype() + b.literal("<|message|>") +
            c.ws() + b.tag(tag::tool_args, args) + c.ws() + term();
   }
 
-  base::result<parser> call_msg(const json::value& tool, parser recipient_first) {
-    auto args = json_arguments(c, tool);
-    if (!args) return args.error();
+  parser call_msg(const json::value& tool, parser args, parser recipient_first) {
     auto name = b.atomic(b.tag(tag::tool_name, b.literal(tool_name(tool))));
     auto channel_first = channel("") + word() + b.literal(" to=functions.") + name + ctype() +
-                         b.literal("<|message|>") + c.ws() + b.tag(tag::tool_args, *args) + c.ws() +
+                         b.literal("<|message|>") + c.ws() + b.tag(tag::tool_args, args) + c.ws() +
                          term();
     return b.rule(c.unique_rule("tool-" + sanitize(tool_name(tool))),
                   b.tag(tag::tool, start() + junk() + b.choice({recipient_first, channel_first})));
@@ -140,11 +137,8 @@ base::result<gen_result> build_gpt_oss(gen_context& c) {
     auto args = json_arguments(c, *tool);
     if (!args) return args.error();
     auto from_recipient = h.call_from_recipient(*tool, *args);
-    if (!from_recipient) return from_recipient.error();
-    lazy_calls.push_back(b.tag(tag::tool, *from_recipient));
-    auto call = h.call_msg(*tool, *from_recipient);
-    if (!call) return call.error();
-    calls.push_back(*call);
+    lazy_calls.push_back(b.tag(tag::tool, from_recipient));
+    calls.push_back(h.call_msg(*tool, *args, from_recipient));
   }
   auto call = b.rule(c.unique_rule("harmony-call"), calls.size() == 1 ? calls[0] : b.choice(calls));
   const bool parallel = c.req.parallel_tool_calls;
