@@ -190,4 +190,166 @@ TEST_F(cli, bundled_example_is_accepted) {
   EXPECT_EQ(r.out.rfind("accepted: ", 0), 0u) << r.out;
 }
 
+// parse --stream / --partial over a small Qwen3-like template (tools in the system turn,
+// calls as <tool_call> JSON).
+const char* const qwen_like_template = R"TPL(
+{%- if tools %}<|im_start|>system
+You may call functions. Signatures:
+{%- for tool in tools %}
+{{ tool | tojson }}
+{%- endfor %}
+Call one as <tool_call>
+{"name": <name>, "arguments": <json object>}
+</tool_call><|im_end|>
+{% endif %}
+{%- for message in messages %}
+{%- if message.role == 'assistant' %}<|im_start|>assistant
+{% if message.reasoning_content %}<think>
+{{ message.reasoning_content }}
+</think>
+
+{% endif %}
+{%- if message.content %}{{ message.content }}{% endif %}
+{%- for tc in message.tool_calls %}
+{%- if tc.function is defined %}{% set tc = tc.function %}{% endif %}
+{%- if loop.first and message.content %}
+{% elif not loop.first %}
+{% endif %}<tool_call>
+{"name": "{{ tc.name }}", "arguments": {{ tc.arguments | tojson }}}
+</tool_call>
+{%- endfor %}<|im_end|>
+{% else %}<|im_start|>{{ message.role }}
+{{ message.content }}<|im_end|>
+{% endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}<|im_start|>assistant
+{% endif %})TPL";
+
+const char* const write_request =
+    R"({"messages":[{"role":"user","content":"Write the file."}],"tools":[{"type":"function",)"
+    R"("function":{"name":"write","parameters":{"type":"object","properties":{"content":)"
+    R"({"type":"string"}},"required":["content"]}}}]})";
+
+const std::string write_output =
+    "Sure.\n<tool_call>\n{\"name\": \"write\", \"arguments\": {\"content\": \"h\\u00e9llo\"}}\n"
+    "</tool_call>";
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// Replaces every generated call id ("call_" + 24 alphanumerics) with "call_ID".
+std::string without_ids(std::string text) {
+  for (std::size_t at = text.find("\"call_"); at != std::string::npos;
+       at = text.find("\"call_", at + 1)) {
+    text.replace(at + 6, 24, "ID");
+  }
+  return text;
+}
+
+class cli_parse : public cli {
+ protected:
+  run_result parse(const std::vector<std::string>& flags, const std::string& output) {
+    const auto t = write("t.jinja", qwen_like_template);
+    const auto r = write("request.json", write_request);
+    const auto in = write("output.txt", output);
+    std::vector<std::string> args = {"parse", "--template", t, "--request", r};
+    args.insert(args.end(), flags.begin(), flags.end());
+    // run() has no stdin redirection: pass it through the shell.
+    return run_with_stdin(args, in);
+  }
+
+  run_result run_with_stdin(const std::vector<std::string>& args, const std::string& in) {
+    std::string cmd = quote(CHATPEG_CLI_PATH);
+    for (const auto& a : args) cmd += " " + quote(a);
+    const fs::path out = dir_ / "stdout.txt";
+    const fs::path err = dir_ / "stderr.txt";
+    cmd += " <" + quote(in) + " >" + quote(out.string()) + " 2>" + quote(err.string());
+    const int status = std::system(cmd.c_str());
+    run_result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+};
+
+TEST_F(cli_parse, stream_whole_output_prints_deltas_then_the_final_line) {
+  const auto r = parse({"--stream", "--chunk", "0"}, write_output);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const std::vector<std::string> want = {
+      R"({"content":"Sure.\n"})",
+      R"({"tool_calls":[{"index":0,"id":"call_ID","type":"function","function":)"
+      R"({"name":"write","arguments":""}}]})",
+      R"({"tool_calls":[{"index":0,"function":{"arguments":"{\"content\":\"h\\u00e9llo\"}"}}]})",
+      R"({"finish_reason":"tool_calls","message":{"role":"assistant","content":"Sure.\n",)"
+      R"("tool_calls":[{"id":"call_ID","type":"function","function":{"name":"write",)"
+      R"("arguments":"{\"content\":\"h\\u00e9llo\"}"}}]}})",
+  };
+  EXPECT_EQ(lines_of(without_ids(r.out)), want);
+}
+
+TEST_F(cli_parse, stream_any_chunk_size_ends_with_the_same_message) {
+  const auto whole = parse({"--stream", "--chunk", "0"}, write_output);
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  const std::string final_line = lines_of(without_ids(whole.out)).back();
+  for (const char* chunk : {"1", "3", "4", "64"}) {
+    const auto r = parse({"--stream", "--chunk", chunk}, write_output);
+    ASSERT_EQ(r.code, 0) << chunk << ": " << r.err;
+    const auto lines = lines_of(without_ids(r.out));
+    ASSERT_GE(lines.size(), 4u) << r.out;
+    EXPECT_EQ(lines.back(), final_line) << "chunk " << chunk;
+    // Smaller chunks give more, smaller argument fragments: one header line, in order.
+    std::size_t headers = 0, header_at = 0, first_args_at = lines.size();
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      if (lines[i].find("\"id\":\"call_ID\",\"type\":\"function\"") != std::string::npos &&
+          lines[i].rfind("{\"tool_calls\"", 0) == 0) {
+        ++headers;
+        header_at = i;
+      } else if (lines[i].rfind("{\"tool_calls\"", 0) == 0 && first_args_at == lines.size()) {
+        first_args_at = i;
+      }
+    }
+    EXPECT_EQ(headers, 1u) << r.out;
+    EXPECT_LT(header_at, first_args_at) << r.out;
+  }
+  // The default chunk is 4 bytes.
+  const auto by_default = parse({"--stream"}, write_output);
+  const auto by_four = parse({"--stream", "--chunk", "4"}, write_output);
+  EXPECT_EQ(lines_of(without_ids(by_default.out)), lines_of(without_ids(by_four.out)));
+}
+
+TEST_F(cli_parse, stream_mismatch_exits_1_with_the_byte_offset) {
+  const auto r = parse({"--stream"}, "<tool_call>\n{\"name\": \"nope\", \"arguments\": {}}");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("byte 22"), std::string::npos) << r.err;
+}
+
+TEST_F(cli_parse, stream_flag_combinations_are_usage_errors) {
+  for (const auto& flags : std::vector<std::vector<std::string>>{
+           {"--stream", "--partial"}, {"--chunk", "3"}, {"--stream", "--chunk", "x"}}) {
+    const auto r = parse(flags, write_output);
+    EXPECT_EQ(r.code, 2) << flags.front();
+    EXPECT_EQ(r.out, "");
+    EXPECT_TRUE(one_line(r.err)) << r.err;
+  }
+}
+
+TEST_F(cli_parse, partial_shows_an_unfinished_call_with_its_arguments_so_far) {
+  const auto r = parse({"--partial"}, write_output.substr(0, 63));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, R"({"role":"assistant","content":"Sure.\n","tool_calls":[{"type":"function",)"
+                   R"("function":{"name":"write","arguments":"{\"content\":\"h"}}]})"
+                   "\n");
+  // Cut inside a marker: the marker is held back.
+  const auto cut = parse({"--partial"}, "Sure.\n<tool_ca");
+  ASSERT_EQ(cut.code, 0) << cut.err;
+  EXPECT_EQ(cut.out, "{\"role\":\"assistant\",\"content\":\"Sure.\\n\"}\n");
+}
+
 }  // namespace
