@@ -13,6 +13,12 @@
 // Invariants (property-tested over any chunking, 1 byte to whole): concat(deltas) == final
 // message; the final message is the same for every split and equals stream::parse(); every
 // delta is valid UTF-8; final arguments are valid JSON objects.
+//
+// Held back until decided: an incomplete UTF-8 tail; text that may be the start of a marker
+// (until-delimiters, and literals that can lie inside a reasoning/content span); a tool or
+// argument name that ends where the input ends (it may be the prefix of a longer name); a
+// call's header while the grammar can still give the call an id (the model's id is used).
+// A prepared request without a parser streams everything as content.
 #pragma once
 
 #include <cstdint>
@@ -90,7 +96,8 @@ class session {
   // The output is complete: final parse, last deltas, final message, finish reason.
   base::result<finish_result> finish(const finish_options& options = {});
 
-  // The message as parsed so far (ids filled in for calls already announced).
+  // The message as parsed so far (ids filled in for calls already announced): exactly the
+  // concatenation of the deltas returned so far (after finish(), the final message).
   const chat::message& current() const;
   // Bytes of model output received so far.
   std::size_t received() const;
