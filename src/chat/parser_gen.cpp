@@ -155,7 +155,8 @@ peg::parser json_answer(gen_context& c) {
 
 }  // namespace
 
-gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::string> words) {
+gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::string> words,
+                          peg::parser unknown_call) {
   auto& b = c.b;
   gen_result out;
   calls = b.rule(c.unique_rule("tool-calls"), calls);
@@ -189,6 +190,7 @@ gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::st
   // call still being written reports it, and a prefix of a call opener at the end of the
   // input is held back instead of leaking into content.
   auto piece = b.negate(calls) + b.content(b.any() + b.until_one_of(words));
+  if (!c.for_gbnf && unknown_call.owner != nullptr) piece = b.negate(unknown_call) + piece;
   peg::parser body = b.zero_or_more(b.choice({finish, piece})) + b.end();
   const auto& cs = c.a.content;
   if (!cs.start.empty() && !cs.end.empty()) {
@@ -200,6 +202,45 @@ gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::st
   for (auto& w : words) out.triggers.push_back({trigger_type::word, w});
   out.lazy_from = tail;
   return out;
+}
+
+// The opening of a call up to its function name followed by a name that is none of the
+// tools' (issue #5: an unknown tool is an explicit error, not content). Only for formats whose
+// opening up to the name is distinctive: JSON calls with the name key first, or a non-empty
+// name prefix; a bare marker mention ("a <tool_call> tag") still reads as content.
+static peg::parser unknown_call(gen_context& c, const tool_syntax& ts) {
+  auto& b = c.b;
+  if (ts.pythonic || c.tools.empty()) return {};
+  peg::parser opener;
+  peg::parser follow;
+  const bool array = ts.array_wrapped;
+  auto section = c.mark(ts.section_start);
+  if (array &&
+      (marker_core(ts.section_start).empty() || marker_core(ts.section_start).back() != '[')) {
+    section = section + b.literal("[") + c.ws();
+  }
+  if (ts.format == tool_format::json_native) {
+    if (marker_core(ts.section_start).empty() && marker_core(ts.call_start).empty()) return {};
+    auto key = ts.function_name_as_key
+                   ? b.eps()
+                   : b.literal(json::quote(ts.name_key.empty() ? "name" : ts.name_key)) + c.ws() +
+                         b.literal(":") + c.ws();
+    opener = section + c.mark(ts.call_start) + b.literal("{") + c.ws() + key + b.literal("\"");
+    follow = b.literal("\"");
+  } else {
+    if (marker_core(ts.name_prefix).empty()) return {};
+    opener = section + c.mark(ts.call_start) + c.mark(ts.name_prefix);
+    follow = marker_core(ts.name_suffix).empty()
+                 ? b.eps()
+                 : b.literal(std::string(marker_core(ts.name_suffix)));
+  }
+  std::vector<peg::parser> known;
+  for (const json::value* tool : c.tools) {
+    known.push_back(b.literal(tool_name(*tool)) + c.ws() + follow);
+  }
+  auto names = known.size() == 1 ? known[0] : b.choice(known);
+  return b.rule(c.unique_rule("unknown-tool"),
+                opener + b.negate(names) + b.chars("[A-Za-z0-9_.-]", 1, 1));
 }
 
 base::result<gen_result> build_generic(gen_context& c) {
@@ -223,7 +264,7 @@ base::result<gen_result> build_generic(gen_context& c) {
       break;
     }
   }
-  auto out = assemble_tools(c, *calls, std::move(words));
+  auto out = assemble_tools(c, *calls, std::move(words), unknown_call(c, ts));
   // The trigger keeps the whitespace the template writes after the opener ("<tool_call>\n",
   // as the reference does), so a mention of the bare marker in text does not wake the lazy
   // grammar; content scanning still stops at the bare marker.

@@ -86,8 +86,11 @@ base::result<gen_result> build_generic(gen_context& c);
 // The tool-call block of a tool_syntax: section(s) with one or more calls.
 base::result<peg::parser> calls_block(gen_context& c, const tool_syntax& ts);
 // Wraps a tool-call block with what comes before it (content, reasoning) per tool_choice.
-gen_result assemble_tools(gen_context& c, peg::parser calls,
-                          std::vector<std::string> trigger_words);
+// `unknown_call` (optional): matches the opening of a call whose function name is not one
+// of the request's tools; such an output fails the parse (at the name, expecting the tool
+// names) instead of being read as content.
+gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::string> trigger_words,
+                          peg::parser unknown_call = {});
 
 // Dedicated formats, keyed by analysis.handler. Returns nullptr when there is none.
 using dedicated_builder = base::result<gen_result> (*)(gen_context& c);

@@ -200,9 +200,8 @@ std::vector<gen_case> cases() {
         // A lazy grammar activates at the trigger, so only the parser can keep this as text.
         {"Just text, a <tool_call> mention and more",
          "content='Just text, a ' content='<tool_call> mention and more'", false},
-        {"<tool_call>\n{\"name\": \"get_stock\", \"arguments\": {}}\n</tool_call>",
-         "content='<tool_call>\n{\"name\": \"get_stock\", \"arguments\": {}}\n</tool_call>'",
-         false},
+        // An unknown tool is an error (see parser_gen.unknown_tool_is_an_error).
+        {"<tool_call>\n{\"name\": \"get_stock\", \"arguments\": {}}\n</tool_call>", "FAIL"},
         {"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"days\": 2}}\n</tool_call>",
          "content='<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"days\": "
          "2}}\n</tool_call>'",
@@ -252,8 +251,7 @@ std::vector<gen_case> cases() {
        "",
        {{"<|tools_prefix|>[{\"get_time\": {\"tz\": \"UTC\"}}]<|tools_suffix|>",
          "|tool_name='get_time' tool_args='{\"tz\": \"UTC\"}'"},
-        {"<|tools_prefix|>[{\"get_date\": {}}]<|tools_suffix|>",
-         "content='<|tools_prefix|>[{\"get_date\": {}}]<|tools_suffix|>'", false}}},
+        {"<|tools_prefix|>[{\"get_date\": {}}]<|tools_suffix|>", "FAIL"}}},
       {"arguments_as_string",
        args_string(),
        "",
@@ -429,6 +427,41 @@ TEST(parser_gen, lenient_parse_reports_the_call_being_written) {
   ASSERT_TRUE(h.has_value());
   EXPECT_EQ(partial_summary(*h, "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\":"),
             "|tool_name='get_time' tool_args='{\"tz\":' …");
+}
+
+// A call opened for a tool that is not in the request fails the parse at the name, expecting
+// the tool names; text without a call opener (a bare marker mention) stays content.
+TEST(parser_gen, unknown_tool_is_an_error) {
+  struct row {
+    analysis a;
+    std::string output;
+    std::size_t name_offset;
+  };
+  const std::vector<row> rows = {
+      {hermes(), "Sure.\n<tool_call>\n{\"name\": \"get_stock\", \"arguments\": {}}\n</tool_call>",
+       28},
+      {qwen_coder(),
+       "<tool_call>\n<function=get_stock>\n<parameter=s>\nX\n</parameter>\n</function>\n"
+       "</tool_call>",
+       22},
+      {mistral_small(), "[TOOL_CALLS]get_stock[ARGS]{}", 12},
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.output);
+    auto p = generate(r.a, testing::make_request(body("")));
+    ASSERT_TRUE(p.has_value()) << p.error().to_string();
+    const std::string input = p->parse_prefix + r.output;
+    const auto m = peg::match(*p->parser, input, peg::match_flags::complete);
+    ASSERT_EQ(m.status, peg::match_status::fail);
+    EXPECT_EQ(m.error.code, base::errc::no_match);
+    EXPECT_EQ(m.error.where.offset, r.name_offset);
+    EXPECT_NE(m.error.expected.find("get_weather"), std::string::npos) << m.error.expected;
+    EXPECT_NE(m.error.expected.find("get_time"), std::string::npos) << m.error.expected;
+  }
+  auto p = generate(hermes(), testing::make_request(body("")));
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(testing::parse_summary(*p, "A <tool_call> tag, and {\"name\": \"x\"}"),
+            "content='A ' content='<tool_call> tag, and {\"name\": \"x\"}'");
 }
 
 TEST(parser_gen, json_schema_answer_plain_or_fenced) {
