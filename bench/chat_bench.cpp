@@ -1,0 +1,194 @@
+// Chat-layer costs on real templates from ../shared/templates (issue #4):
+//   BM_analyze/<template>   chat_template::create: parse + capability probes + the whole
+//                           differential analysis (or dedicated row). Target ≤ 10 ms each.
+//   BM_prepare/<template>   prepare() of a two-tool auto request: prompt renders, generation
+//                           prompt, PEG parser and lazy GBNF.
+//   BM_parse_64k/<format>   stream::parse (one shot, final parse) of a finished 64 KB tool call:
+//                           Qwen3 JSON arguments and Qwen3-Coder tagged arguments.
+// Baseline: the reference implementation takes 0.2–0.8 ms for the 64 KB one-shot parses (target:
+// at least 2× faster); it has no separate analysis step to compare with (10 ms is the goal).
+// Without ../shared (or CHATPEG_SHARED) every benchmark skips with a visible message.
+// Measured 2026-11-29 (Release, 2 shared cores, CPU time): analysis 1.1–2.3 ms per template;
+// prepare 0.45–1.0 ms; 64 KB parse: Qwen3 JSON 1.0 ms (slower than the reference's 0.2–0.8 ms:
+// the schema-typed JSON string scan dominates), Qwen3-Coder tagged 0.44 ms.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "chatpeg/chat/prepare.h"
+#include "chatpeg/chat/template.h"
+#include "chatpeg/json/json.h"
+#include "chatpeg/stream/parse.h"
+
+namespace {
+
+using namespace chatpeg;
+
+constexpr std::size_t kPayload = 64 * 1024;
+
+std::optional<std::filesystem::path> shared_dir() {
+  std::filesystem::path dir;
+  if (const char* env = std::getenv("CHATPEG_SHARED"); env && *env) {
+    dir = env;
+  } else {
+    dir = std::filesystem::path(CHATPEG_SOURCE_DIR) / ".." / "shared";
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir / "templates", ec)) return std::nullopt;
+  return dir;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// Source and options (bos/eos from special_tokens.json) of a corpus template.
+struct corpus_template {
+  std::string source;
+  chat::template_options options;
+};
+
+std::optional<corpus_template> load(const std::string& stem) {
+  auto dir = shared_dir();
+  if (!dir) return std::nullopt;
+  corpus_template t;
+  t.source = read_file(*dir / "templates" / (stem + ".jinja"));
+  if (t.source.empty()) return std::nullopt;
+  t.options.file = stem + ".jinja";
+  auto special = json::parse(read_file(*dir / "conformance/render/special_tokens.json"));
+  if (special && special->contains(stem)) t.options.special_tokens = (*special)[stem]["tokens"];
+  return t;
+}
+
+const char* const kTemplates[] = {
+    "Qwen-Qwen3-0.6B",
+    "Qwen3-Coder",
+    "openai-gpt-oss-120b",
+    "meta-llama-Llama-3.1-8B-Instruct",
+    "Mistral-Small-3.2-24B-Instruct-2506",
+};
+
+chat::request two_tool_request() {
+  auto body = json::parse(R"({"messages":[{"role":"user","content":"Weather in Paris?"}],
+    "tools":[{"type":"function","function":{"name":"get_weather","description":"Weather.","parameters":{"type":"object",
+      "properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city"]}}},
+     {"type":"function","function":{"name":"write","description":"Write.","parameters":{"type":"object",
+      "properties":{"content":{"type":"string"}},"required":["content"]}}}],
+    "tool_choice":"auto"})");
+  auto r = chat::request::from_json(*body);
+  if (!r) std::abort();
+  return *r;
+}
+
+void BM_analyze(benchmark::State& state, const char* stem) {
+  auto t = load(stem);
+  if (!t) {
+    state.SkipWithError("../shared/templates not found (set CHATPEG_SHARED)");
+    return;
+  }
+  for (auto _ : state) {
+    auto created = chat::chat_template::create(t->source, t->options);
+    if (!created) {
+      state.SkipWithError(created.error().to_string().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(created);
+  }
+}
+
+void BM_prepare(benchmark::State& state, const char* stem) {
+  auto t = load(stem);
+  if (!t) {
+    state.SkipWithError("../shared/templates not found (set CHATPEG_SHARED)");
+    return;
+  }
+  auto tmpl = chat::chat_template::create(t->source, t->options);
+  if (!tmpl) {
+    state.SkipWithError(tmpl.error().to_string().c_str());
+    return;
+  }
+  const chat::request req = two_tool_request();
+  for (auto _ : state) {
+    auto p = chat::prepare(**tmpl, req);
+    if (!p) {
+      state.SkipWithError(p.error().to_string().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(p);
+  }
+}
+
+// 64 KB of prose with escapes-relevant bytes (quotes, backslashes, newlines, UTF-8) and '<'.
+std::string payload() {
+  const std::string line =
+      "The \"quick\" brown fox \\ jumps over the lazy dog < 3; caf\xC3\xA9 \xE2\x82\xAC 42.\n";
+  std::string out;
+  while (out.size() + line.size() <= kPayload) out += line;
+  return out;
+}
+
+void BM_parse_64k(benchmark::State& state, const char* stem, bool tagged) {
+  auto t = load(stem);
+  if (!t) {
+    state.SkipWithError("../shared/templates not found (set CHATPEG_SHARED)");
+    return;
+  }
+  auto tmpl = chat::chat_template::create(t->source, t->options);
+  if (!tmpl) {
+    state.SkipWithError(tmpl.error().to_string().c_str());
+    return;
+  }
+  auto prepared = chat::prepare(**tmpl, two_tool_request());
+  if (!prepared) {
+    state.SkipWithError(prepared.error().to_string().c_str());
+    return;
+  }
+  const std::string text = payload();
+  const std::string output =
+      tagged
+          ? "<tool_call>\n<function=write>\n<parameter=content>\n" + text +
+                "\n</parameter>\n</function>\n</tool_call>"
+          : "<tool_call>\n{\"name\": \"write\", \"arguments\": {\"content\": " + json::quote(text) +
+                "}}\n</tool_call>";
+  {
+    auto check = stream::parse(*prepared, output);
+    if (!check || check->tool_calls.size() != 1) {
+      state.SkipWithError(check ? "the output did not parse to one call"
+                                : check.error().to_string().c_str());
+      return;
+    }
+  }
+  for (auto _ : state) {
+    auto m = stream::parse(*prepared, output);
+    benchmark::DoNotOptimize(m);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(output.size()));
+}
+
+void register_all() {
+  for (const char* stem : kTemplates) {
+    benchmark::RegisterBenchmark((std::string("BM_analyze/") + stem).c_str(), BM_analyze, stem)
+        ->Unit(benchmark::kMillisecond);
+  }
+  for (const char* stem : kTemplates) {
+    benchmark::RegisterBenchmark((std::string("BM_prepare/") + stem).c_str(), BM_prepare, stem)
+        ->Unit(benchmark::kMicrosecond);
+  }
+  benchmark::RegisterBenchmark("BM_parse_64k/qwen3_json", BM_parse_64k, "Qwen-Qwen3-0.6B", false)
+      ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("BM_parse_64k/qwen3_coder_tagged", BM_parse_64k, "Qwen3-Coder", true)
+      ->Unit(benchmark::kMicrosecond);
+}
+
+const int registered = (register_all(), 0);
+
+}  // namespace
