@@ -570,7 +570,7 @@ struct matcher::state {
           if (!hit) break;
           const auto q = static_cast<std::uint32_t>(static_cast<const char*>(hit) - data);
           for (const auto& d : ds) {
-            if (delimiter_at(d, q)) return until_found(id, pos, found, q, d.size());
+            if (delimiter_at(d, q)) return until_found(id, u, pos, found, q, d.size());
           }
           p = q + 1;
         }
@@ -578,7 +578,7 @@ struct matcher::state {
         for (std::uint32_t q = from; q < size; ++q) {
           if (!u.first_bytes[static_cast<unsigned char>(data[q])]) continue;
           for (const auto& d : ds) {
-            if (delimiter_at(d, q)) return until_found(id, pos, found, q, d.size());
+            if (delimiter_at(d, q)) return until_found(id, u, pos, found, q, d.size());
           }
         }
       }
@@ -617,8 +617,36 @@ struct matcher::state {
     return {match_status::need_more_input, size};
   }
 
-  step until_found(node_id id, std::uint32_t pos, std::uint32_t found, std::uint32_t q,
-                   std::size_t len) {
+  // The first position in [pos, q) where a delimiter starts, runs past the end of the input
+  // and matches as far as the input goes (a longer delimiter beginning before the shorter one
+  // found at q, e.g. "\n</p>" vs "</p>" on "x\n</p"), else q.
+  std::uint32_t partial_delimiter_before(const nodes::until& u, std::uint32_t pos,
+                                         std::uint32_t q) const {
+    std::size_t longest = 0;
+    for (const auto& d : u.delimiters) longest = std::max(longest, d.size());
+    if (longest < 2) return q;
+    std::uint32_t from =
+        size - pos > longest - 1 ? static_cast<std::uint32_t>(size - (longest - 1)) : pos;
+    for (; from < q; ++from) {
+      if (!u.first_bytes[static_cast<unsigned char>(data[from])]) continue;
+      const std::size_t rem = size - from;
+      for (const auto& d : u.delimiters) {
+        if (d.size() > rem && std::memcmp(data + from, d.data(), rem) == 0) return from;
+      }
+    }
+    return q;
+  }
+
+  step until_found(node_id id, const nodes::until& u, std::uint32_t pos, std::uint32_t found,
+                   std::uint32_t q, std::size_t len) {
+    // A delimiter cut by the end of the input that starts before q decides the text: with
+    // more input it may match first. Lenient: undecided until then; otherwise the input is
+    // final and q stands, but the result depended on the end of input.
+    if (const std::uint32_t earlier = partial_delimiter_before(u, pos, q); earlier < q) {
+      touch(size + 1);
+      if (lenient) return {match_status::need_more_input, earlier};
+      return {match_status::success, q};
+    }
     const auto examined_end = static_cast<std::uint32_t>(q + len);
     touch(examined_end);
     if (growing && q - pos >= options.growing_cache_span) {

@@ -138,7 +138,18 @@ TEST(Matcher, Until) {
   auto one = tagged([](builder& b) { return b.until("</t>"); });
   auto several = tagged([](builder& b) { return b.until_one_of({"<b>", "<a>", "[x]"}); });
   auto rest = tagged([](builder& b) { return b.rest(); });
+  // A longer delimiter that starts first but is cut by the end of the input must not lose to a
+  // shorter one found later (the final text would end at the longer one).
+  auto nested = tagged([](builder& b) { return b.until_one_of({"\n</p>\n", "</p>"}); });
   run_cases({
+      {"longer earlier delimiter cut lenient", nested, "pwd\n</p>", L, more, 3,
+       "content [0,3) partial \"pwd\"\n"},
+      {"longer earlier delimiter cut strict", nested, "pwd\n</p>", N, ok, 4,
+       "content [0,4) \"pwd\\n\"\n"},
+      {"longer earlier delimiter whole", nested, "pwd\n</p>\n", L, ok, 3,
+       "content [0,3) \"pwd\"\n"},
+      {"longer earlier delimiter mismatch", nested, "pwd\n</p>x", L, ok, 4,
+       "content [0,4) \"pwd\\n\"\n"},
       {"found", one, "abc</t>", N, ok, 3, "content [0,3) \"abc\"\n"},
       {"found at start", one, "</t>", N, ok, 0, "content [0,0) \"\"\n"},
       {"false start", one, "a</x</t>", N, ok, 4, "content [0,4) \"a</x\"\n"},
