@@ -340,7 +340,15 @@ base::result<prepared> generate(const analysis& a, const request& req,
     }
   } else if (tools_requested) {
     body = body_kind::tools;
-    if (a.tools.format == tool_format::none && !find_dedicated(a.handler)) {
+    const bool no_syntax = a.tools.format == tool_format::none && !find_dedicated(a.handler);
+    if (no_syntax && a.tool_error.empty() && a.handler.empty() && !a.caps.supports_tool_calls &&
+        req.tool_choice.mode == tool_choice_mode::auto_) {
+      // The template has no way to write a tool call at all (it never renders assistant
+      // tool_calls; no analysis stage failed): under auto the answer can only be text.
+      body = body_kind::content;
+    } else if (no_syntax) {
+      // A stage of the analysis failed (analysis.tool_error names it), or the request insists
+      // on a call the template cannot express: an explicit error, never silent content.
       std::string why =
           a.tool_error.empty() ? "the template cannot express tool calls" : a.tool_error;
       return base::make_error(

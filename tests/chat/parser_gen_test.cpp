@@ -390,6 +390,20 @@ TEST(parser_gen, tools_without_tool_syntax_fail_with_the_analysis_error) {
   EXPECT_NE(p.error().message.find("no call found"), std::string::npos);
 }
 
+// A template that cannot write tool calls at all (no stage failed): under auto the answer is
+// text; a request that insists on a call is an error.
+TEST(parser_gen, template_without_tool_calls_reads_content_under_auto) {
+  auto p = generate(analysis{}, testing::make_request(body("")));
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  EXPECT_TRUE(p->gbnf.empty());
+  EXPECT_FALSE(p->grammar_lazy);
+  EXPECT_EQ(testing::parse_summary(*p, "It is sunny."), "content='It is sunny.'");
+  auto r = generate(analysis{}, testing::make_request(body(R"(,"tool_choice":"required")")));
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, base::errc::analysis_failed);
+  EXPECT_NE(r.error().message.find("cannot express tool calls"), std::string::npos);
+}
+
 TEST(parser_gen, tool_choice_none_is_content_only) {
   auto p = generate(hermes(), testing::make_request(body(R"(,"tool_choice":"none")")));
   ASSERT_TRUE(p.has_value());
