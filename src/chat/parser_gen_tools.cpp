@@ -173,7 +173,10 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
       so.raw_terminator = terminator;
       auto compiled = grammar::compile_schema(b, schema, so);
       if (!compiled) return compiled.error();
-      return b.tag(tag::tool_arg_value, compiled->parser);
+      // Templates that print a non-string argument with Python's str() (Seed-OSS) write
+      // {'a': True, 'b': None}: accepted as a Python literal, which the mapper converts.
+      return b.tag(tag::tool_arg_value,
+                   b.choice({compiled->parser, python_value(c) + b.peek(terminator)}));
     }
     grammar::schema_options so;
     so.name = rule;

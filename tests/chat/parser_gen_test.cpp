@@ -267,6 +267,11 @@ std::vector<gen_case> cases() {
          "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
          "|tool_name='get_weather' tool_arg_name='city' tool_arg_string_value='New York' "
          "tool_arg_name='days' tool_arg_value='3'"},
+        // A non-string argument printed as a Python literal (str() of a dict) is accepted.
+        {"<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
+         "<parameter=days>\n{'n': True, 'm': None}\n</parameter>\n</function>\n</tool_call>",
+         "|tool_name='get_weather' tool_arg_name='city' tool_arg_string_value='Paris' "
+         "tool_arg_name='days' tool_arg_value='{'n': True, 'm': None}'"},
         // A raw string keeps its own leading whitespace (only the suffix's "\n" is markup).
         {"<tool_call>\n<function=get_time>\n<parameter=tz>\n    UTC\n</parameter>\n</function>\n"
          "</tool_call>",
