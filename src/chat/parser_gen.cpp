@@ -163,8 +163,17 @@ gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::st
   auto reasoning = reasoning_block(c, calls);
   words.erase(std::remove_if(words.begin(), words.end(), [](const auto& w) { return w.empty(); }),
               words.end());
-  // The lazy GBNF starts at the trigger and must also allow the whitespace after calls.
-  auto tail = b.rule(c.unique_rule("tool-calls-tail"), calls + c.ws());
+  // The lazy GBNF starts at the trigger and must also allow the whitespace after calls. A
+  // trigger can also fire inside the reasoning (a call mentioned while thinking): the grammar
+  // then lets the reasoning run to its end marker, after which the real calls follow.
+  peg::parser tail_body = calls + c.ws();
+  const std::string end_core(marker_core(c.a.reasoning.end));
+  if (c.for_gbnf && !c.tool_required && c.has_reasoning && !end_core.empty() &&
+      c.state != prefix_state::reasoning_closed) {
+    tail_body = b.choice(
+        {tail_body, b.until(end_core) + c.mark(c.a.reasoning.end) + c.ws() + calls + c.ws()});
+  }
+  auto tail = b.rule(c.unique_rule("tool-calls-tail"), tail_body);
   auto finish = tail + b.end();
   if (c.tool_required) {
     // The grammar allows no text before the first call; the parser still reads text a model

@@ -347,7 +347,15 @@ std::vector<gen_case> cases() {
          "</tool_call>",
          "|tool_name='get_time' tool_arg_name='tz' tool_arg_string_value='UTC'"},
         // Never closed and no call: all of it is reasoning.
-        {"Still thinking", "reasoning='Still thinking'"}}},
+        {"Still thinking", "reasoning='Still thinking'"},
+        // A call mentioned inside the reasoning fires the lazy trigger there; the grammar lets
+        // the reasoning finish before the real call.
+        {"About <tool_call>\n<function=get_time>\n<parameter=tz>\nX\n</parameter>\n</function>\n"
+         "</tool_call> hmm\n</think>\n<tool_call>\n<function=get_time>\n<parameter=tz>\nUTC\n"
+         "</parameter>\n</function>\n</tool_call>",
+         "reasoning='About <tool_call>\n<function=get_time>\n<parameter=tz>\nX\n</parameter>\n"
+         "</function>\n</tool_call> hmm\n' |tool_name='get_time' tool_arg_name='tz' "
+         "tool_arg_string_value='UTC'"}}},
       {"reasoning_none_keeps_text",
        with_think(qwen_coder()),
        R"(,"reasoning_format":"none")",
