@@ -75,7 +75,12 @@ base::result<prepared> prepare(const chat_template& tmpl, const request& req,
     json::value marked = *vars;
     marked["messages"].back() = last;
     auto full = render(marked, false);
-    if (!full) return full.error();
+    if (!full) {
+      // A template may refuse an assistant turn with reasoning only (Ministral: "must have
+      // content"); a reasoning continuation then opens the block after the header below.
+      if (req.continue_final_message != continue_mode::reasoning) return full.error();
+      full = std::string();
+    }
     std::size_t cut = full->rfind(continue_sentinel);
     const analysis& an = tmpl.analysis();
     // For a template that drops the final message's reasoning: the reasoning start marker

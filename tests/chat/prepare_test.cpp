@@ -167,6 +167,26 @@ TEST(prepare, continue_reasoning_when_the_template_drops_reasoning) {
             "reasoning='I'm thinking' content='Hi'");
 }
 
+// A template that raises on an assistant turn without content: a reasoning continuation
+// still opens the block after the template's own message header.
+TEST(prepare, continue_reasoning_when_the_template_refuses_an_empty_turn) {
+  const char* source =
+      "{%- for m in messages -%}"
+      "{%- if m.role == 'user' -%}[INST]{{ m.content }}[/INST]"
+      "{%- else -%}{% if not m.content %}{{ raise_exception('needs content') }}{% endif %}"
+      "{% if m.reasoning_content %}[THINK]{{ m.reasoning_content }}[/THINK]{% endif %}"
+      "{{ m.content }}</s>{%- endif -%}"
+      "{%- endfor -%}";
+  auto t = small_template(source);
+  ASSERT_TRUE(t);
+  ASSERT_EQ(t->analysis().reasoning.start, "[THINK]");
+  auto p = prepare(*t, continued("reasoning", "", "I'm"));
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  EXPECT_EQ(p->generation_prompt, "[THINK]I'm");
+  EXPECT_EQ(testing::parse_summary(*p, " thinking[/THINK]Hi"),
+            "reasoning='I'm thinking' content='Hi'");
+}
+
 // Apriel-like: reasoning has no start marker and the generation prompt opens it with text.
 // What follows the assistant header is read as reasoning, as the reference does.
 TEST(prepare, reasoning_without_a_start_marker_reads_the_prompt_opening) {
