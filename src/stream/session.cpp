@@ -163,6 +163,7 @@ struct session::state {
 
   // What was sent (current()): per OpenAI call index, the fold call it came from.
   chat::message sent;
+  std::size_t held_text = 0;      // bytes of fold text not sent after the last good feed
   std::size_t settled = 0;        // fold calls before this are closed and fully sent
   std::size_t settled_named = 0;  // named calls among them
   bool finished = false;
@@ -181,6 +182,7 @@ struct session::state {
     sent = chat::message{};
     settled = 0;
     settled_named = 0;
+    held_text = 0;
     finished = false;
     reset_growing();
   }
@@ -367,7 +369,33 @@ struct session::state {
     }
     fold_valid = true;
     last = std::move(r);
+    held_text = fold.content().size() - sent.content.value_or("").size() + fold.reasoning().size() -
+                sent.reasoning_content.value_or("").size();
     return deltas;
+  }
+
+  // The output offset from which the output is not (wholly) in what was sent: the start of
+  // the first call of the last good match that is not closed and wholly sent, else the end of
+  // the matched part minus text held back (a marker prefix). Approximate where text was
+  // escaped or where a call's header already went out; it never skips an unsent byte.
+  std::size_t unsent_from() const {
+    if (!matcher) return std::min(output().size(), sent.content.value_or("").size());
+    const auto& nodes = last.ast.nodes();
+    std::size_t calls_seen = 0;
+    std::size_t from = last.end > held_text ? last.end - held_text : 0;
+    for (const auto& n : nodes) {
+      if (n.tag != peg::tag::tool) continue;
+      bool nested = false;
+      for (auto p = n.parent; p != peg::no_ast && !nested; p = nodes[p].parent) {
+        nested = nodes[p].tag != peg::tag::none;
+      }
+      if (nested) continue;
+      if (calls_seen++ >= settled) {
+        from = std::min<std::size_t>(from, n.start);
+        break;
+      }
+    }
+    return from > prefix_size() ? from - prefix_size() : 0;
   }
 
   // No parser: the output is content, sent as it comes (incomplete UTF-8 held back).
@@ -483,6 +511,10 @@ base::result<finish_result> session::finish(const finish_options& options) {
 
 const chat::message& session::current() const {
   return state_->sent;
+}
+
+std::size_t session::unsent_from() const {
+  return state_->unsent_from();
 }
 
 std::size_t session::received() const {

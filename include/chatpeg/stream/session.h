@@ -101,6 +101,11 @@ class session {
   const chat::message& current() const;
   // Bytes of model output received so far.
   std::size_t received() const;
+  // After feed() failed: the output offset from which the output is not wholly represented in
+  // what was sent (the start of the first call not closed and wholly sent, else the end of the
+  // text sent). A caller that delivers the rest of the output as content starts here, so no
+  // byte is lost; a call whose header was already sent may be repeated as text.
+  std::size_t unsent_from() const;
 
   // Starts a new response with the same prepared request, keeping buffers.
   void reset();
