@@ -215,6 +215,14 @@ std::vector<gen_case> cases() {
          "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n</tool_call>",
          std::string(W1) + " |tool_name='get_time' tool_args='{\"tz\": \"UTC\"}'"},
         {"Hello", "FAIL"},
+        // Indentation up to the whitespace bound (16) is free; beyond it the call does not
+        // match (a sampler cannot wander).
+        {"<tool_call>\n{\n            \"name\": \"get_time\",\n            \"arguments\": "
+         "{\"tz\": \"UTC\"}\n}\n</tool_call>",
+         "|tool_name='get_time' tool_args='{\"tz\": \"UTC\"}'"},
+        {"<tool_call>\n{\n                    \"name\": \"get_time\", \"arguments\": "
+         "{\"tz\": \"UTC\"}}\n</tool_call>",
+         "FAIL"},
         // Text before the call: the grammar forbids it, the parser reads it into content.
         {"Hi <tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n</tool_call>",
          "content='Hi ' |tool_name='get_time' tool_args='{\"tz\": \"UTC\"}'", false}}},
