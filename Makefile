@@ -37,6 +37,8 @@ run: build
 	@echo '$$ chatpeg parse $(EXAMPLE) < examples/weather_output.txt'
 	@$(BUILD_DIR)/src/cli/chatpeg parse $(EXAMPLE) < examples/weather_output.txt
 	@echo
+	@echo '$$ chatpeg parse $(EXAMPLE) --stream --chunk 16 < examples/weather_output.txt'
+	@$(BUILD_DIR)/src/cli/chatpeg parse $(EXAMPLE) --stream --chunk 16 < examples/weather_output.txt
 
 test: build
 	@cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure 2>&1 | grep -v -E '^ *([0-9]+/[0-9]+ Test +#[0-9]+: .* Passed|Start +[0-9]+: )' ; exit $${PIPESTATUS[0]}
