@@ -131,6 +131,9 @@ namespace {
 peg::parser plain_content(gen_context& c) {
   auto& b = c.b;
   const auto& cs = c.a.content;
+  // Only an opener ("<|content|>" in Solar Open): it may open the answer, the rest is content.
+  if (!cs.start.empty() && cs.end.empty())
+    return b.optional(c.mark(cs.start)) + b.content(b.rest());
   if (cs.start.empty() || cs.end.empty()) return b.content(b.rest());
   auto wrapped = c.mark(cs.start) + b.content(b.until(std::string(marker_core(cs.end)))) +
                  c.mark(cs.end) + c.ws() + b.end();
@@ -206,6 +209,8 @@ gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::st
     auto wrapped = c.mark(cs.start) + b.content(b.until(std::string(marker_core(cs.end)))) +
                    c.mark(cs.end) + c.ws();
     body = b.choice({wrapped + finish, body});
+  } else if (!cs.start.empty()) {
+    body = b.optional(c.mark(cs.start)) + body;
   }
   out.root = reasoning + body;
   for (auto& w : words) out.triggers.push_back({trigger_type::word, w});

@@ -425,6 +425,19 @@ TEST(parser_gen, template_without_tool_calls_reads_content_under_auto) {
   EXPECT_NE(r.error().message.find("cannot express tool calls"), std::string::npos);
 }
 
+// Content with only an opener marker (Solar Open's "<|content|>"): the marker is markup.
+TEST(parser_gen, content_opener_without_closer_is_markup) {
+  analysis a = hermes();
+  a.content.start = "<|content|>";
+  auto p = generate(a, testing::make_request(body("")));
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  EXPECT_EQ(testing::parse_summary(*p, "<|content|>Paris."), "content='Paris.'");
+  EXPECT_EQ(testing::parse_summary(*p, "Paris."), "content='Paris.'");
+  auto n = generate(a, testing::make_request(body(R"(,"tool_choice":"none")")));
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(testing::parse_summary(*n, "<|content|>Paris."), "content='Paris.'");
+}
+
 TEST(parser_gen, tool_choice_none_is_content_only) {
   auto p = generate(hermes(), testing::make_request(body(R"(,"tool_choice":"none")")));
   ASSERT_TRUE(p.has_value());
