@@ -45,7 +45,15 @@ base::result<std::string> chat_template::render_request(
   for (const char* key : {"tools", "documents"}) {
     if (!variables.contains(key)) ctx.erase(key);
   }
-  return jinja::render(*program_, ctx, options);
+  auto out = jinja::render(*program_, ctx, options);
+  if (out || options.compat) return out;
+  // The reference's engine is more permissive than transformers' sandbox (mutable lists,
+  // `tools | map(...) | tojson`): a request the strict render refuses gets the compatibility
+  // environment before the error is reported.
+  jinja::render_options compat = options;
+  compat.compat = true;
+  if (auto retry = jinja::render(*program_, ctx, compat)) return retry;
+  return out;
 }
 
 }  // namespace chatpeg::chat

@@ -74,6 +74,19 @@ TEST(Template, RenderRequestLeavesToolsUndefined) {
   EXPECT_EQ(*listed, "f True|False|hi");
 }
 
+// `tools | map(attribute='function') | tojson` raises in Python's sandbox (a generator is not
+// JSON serializable); requests render it as the reference does, through the compat retry.
+TEST(Template, RenderRequestRetriesInCompatibilityMode) {
+  auto t = chat_template::create("{{ tools | map(attribute='function') | tojson }}");
+  ASSERT_TRUE(t);
+  const json::value vars = {{"messages", json::value::array()},
+                            {"tools", {{{"type", "function"}, {"function", {{"name", "f"}}}}}}};
+  EXPECT_FALSE((*t)->render_context(vars));
+  auto out = (*t)->render_request(vars);
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(*out, "[{\"name\": \"f\"}]");
+}
+
 TEST(Template, DifferentialJsonNative) {
   auto t = chat_template::create(chat_template_with(
       "{{ m.content }}{% if m.tool_calls %}<tools>[{% for tc in m.tool_calls %}{\"name\": \"{{ "

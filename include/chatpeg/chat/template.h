@@ -43,7 +43,9 @@ class chat_template {
   // Renders the variables of a request (template_variables / prepare): like render_context,
   // but `tools` and `documents` stay undefined when the variables do not carry them, as the
   // reference implementation renders requests (templates such as Hermes 2 Pro tool_use loop
-  // over `tools` unconditionally, which None would break).
+  // over `tools` unconditionally, which None would break). A render the strict sandbox refuses
+  // is retried in jinja's compatibility environment (render_options::compat), as permissive as
+  // the reference's engine, before its error is returned.
   base::result<std::string> render_request(const json::value& variables,
                                            const jinja::render_options& options = {}) const;
 
