@@ -317,12 +317,10 @@ struct built {
 
 base::result<built> build_one(gen_context& c) {
   base::result<gen_result> r = base::make_error(base::errc::internal_error, "unset");
-  if (c.body == body_kind::tools || c.body == body_kind::content) {
-    if (auto dedicated = find_dedicated(c.a.handler)) {
-      r = dedicated(c);
-    } else {
-      r = build_generic(c);
-    }
+  // A dedicated format reads every body kind (a json_schema answer still sits inside its
+  // channels/markers; its builders hand plain bodies back to the generic generator).
+  if (auto dedicated = find_dedicated(c.a.handler)) {
+    r = dedicated(c);
   } else {
     r = build_generic(c);
   }

@@ -42,19 +42,7 @@ TEST(ConformanceRoundtrip, Cases) {
         failures.push_back(label + ": template: " + error);
         continue;
       }
-      const json::value& ctx = cs["render_context"];
-      json::value body = json::value::object();
-      body["messages"] = ctx["messages"];
-      if (ctx.contains("tools")) body["tools"] = ctx["tools"];
-      body["tool_choice"] = "auto";
-      body["parallel_tool_calls"] = true;
-      body["reasoning_format"] = "auto";
-      json::value kwargs = json::value::object();
-      for (const auto& [k, v] : ctx.items()) {
-        if (k != "messages" && k != "tools") kwargs[k] = v;
-      }
-      body["chat_template_kwargs"] = kwargs;
-      auto req = chat::request::from_json(body);
+      auto req = chat::request::from_json(testing::roundtrip_request(cs["render_context"]));
       if (!req) {
         failures.push_back(label + ": request: " + req.error().to_string());
         continue;

@@ -56,6 +56,46 @@ inline std::string trimmed(const std::optional<std::string>& s) {
 
 // Compares got against an expected message JSON; returns "" when equal, else what differs.
 // expected tool_calls: [{"name", "arguments" (JSON string or object), "id"?}].
+
+// The request a round-trip case stands for (roundtrip/README.md): its render_context's
+// messages and tools, tool_choice auto, parallel calls, reasoning_format auto, and every other
+// key of the context as chat_template_kwargs.
+inline json::value roundtrip_request(const json::value& ctx) {
+  json::value body = json::value::object();
+  body["messages"] = ctx["messages"];
+  if (ctx.contains("tools")) body["tools"] = ctx["tools"];
+  body["tool_choice"] = "auto";
+  body["parallel_tool_calls"] = true;
+  body["reasoning_format"] = "auto";
+  json::value kwargs = json::value::object();
+  for (const auto& [k, v] : ctx.items()) {
+    if (k != "messages" && k != "tools") kwargs[k] = v;
+  }
+  body["chat_template_kwargs"] = kwargs;
+  return body;
+}
+
+// JSON equality as Python compares parsed JSON: objects as unordered maps (json::value keeps
+// key order, so its operator== would also compare the order of keys).
+inline bool same_json(const json::value& a, const json::value& b) {
+  if (a.is_object() && b.is_object()) {
+    if (a.size() != b.size()) return false;
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      const auto other = b.find(it.key());
+      if (other == b.end() || !same_json(it.value(), *other)) return false;
+    }
+    return true;
+  }
+  if (a.is_array() && b.is_array()) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!same_json(a[i], b[i])) return false;
+    }
+    return true;
+  }
+  return a == b;
+}
+
 inline std::string compare_message(const chat::message& got, const json::value& expected,
                                    bool partial) {
   if (trimmed(got.content) != trimmed(expected.value("content", json::value()))) {
@@ -89,7 +129,7 @@ inline std::string compare_message(const chat::message& got, const json::value& 
       if (partial) continue;
       return "call " + std::to_string(i) + " arguments not JSON: " + g.arguments;
     }
-    if (*got_args != want_args) {
+    if (!same_json(*got_args, want_args)) {
       return "call " + std::to_string(i) + " arguments: got " + g.arguments + ", want " +
              json::dump(want_args);
     }
