@@ -1,7 +1,8 @@
-// value_converter: a byte-at-a-time state machine turning one JSON or Python-literal value into
-// compact JSON while it streams in. The mapper runs one per tool-arg-value (and one per
+// value_converter: a byte-at-a-time state machine turning one JSON, Python-literal or Gemma 4
+// value into compact JSON while it streams in. The mapper runs one per tool-arg-value (and one per
 // tool-args object), so every call's arguments stay a prefix of their final text: nothing is
-// emitted that a later byte could contradict (words, escapes and commas wait until decided).
+// emitted that a later byte could contradict (words, escapes, commas and a partial Gemma <|"|>
+// quote wait until decided).
 #include "chatpeg/stream/value_converter.h"
 
 #include <cstdio>
@@ -19,6 +20,12 @@ bool is_digit(char c) {
 }
 bool is_alpha(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool is_key_start(char c) {
+  return is_alpha(c) || c == '$';
+}
+bool is_key_char(char c) {
+  return is_key_start(c) || is_digit(c) || c == '.' || c == '-';
 }
 bool is_hex(char c) {
   return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
@@ -68,6 +75,9 @@ void append_string_byte(std::string& out, char c) {
   }
   out += c;
 }
+
+// Gemma 4's string quote (opens and closes; nothing inside is an escape).
+constexpr std::string_view gemma_quote = "<|\"|>";
 
 struct literal_word {
   std::string_view python, json;
@@ -148,6 +158,13 @@ void value_converter::start_value(char c, std::string& out) {
     emit_comma_if_pending(out);
     word_.assign(1, c);
     state_ = state::word;
+  } else if (c == '<') {  // maybe <|"|>; a string (or raw text) either way
+    emit_comma_if_pending(out);
+    out += '"';
+    quote_raw_ok_ = top && !started_;
+    string_is_key_ = false;
+    quote_held_ = 1;
+    state_ = state::quote_open;
   } else if (top && !started_) {
     out += '"';
     append_string_byte(out, c);
@@ -156,6 +173,39 @@ void value_converter::start_value(char c, std::string& out) {
     return fail();
   }
   started_ = true;
+}
+
+void value_converter::close_string(std::string& out) {
+  out += '"';
+  if (string_is_key_) {
+    string_is_key_ = false;
+    state_ = state::colon;
+  } else {
+    end_value();
+  }
+}
+
+bool value_converter::gemma_quote_step(char c, std::string& out) {
+  if (quote_held_ > 0) {
+    if (c == gemma_quote[quote_held_]) {
+      if (++quote_held_ == gemma_quote.size()) {
+        quote_held_ = 0;
+        close_string(out);
+      }
+      return true;
+    }
+    // Not the closing quote: the held bytes were text. Only the first byte of the quote is
+    // '<', so c may start a new match but no held byte can.
+    for (std::size_t i = 0; i < quote_held_; ++i) append_string_byte(out, gemma_quote[i]);
+    quote_held_ = 0;
+    return false;
+  }
+  if (c == gemma_quote[0]) {
+    quote_held_ = 1;
+  } else {
+    append_string_byte(out, c);
+  }
+  return true;
 }
 
 void value_converter::flush_octal(std::string& out) {
@@ -293,7 +343,45 @@ void value_converter::step(char c, std::string& out) {
           state_ = state::string;
           return;
         }
+        if (c == gemma_quote[0]) {
+          emit_comma_if_pending(out);
+          out += '"';
+          quote_raw_ok_ = false;
+          string_is_key_ = true;
+          quote_held_ = 1;
+          state_ = state::quote_open;
+          return;
+        }
+        if (is_key_start(c)) {  // a bare key (Gemma): emitted as it arrives
+          emit_comma_if_pending(out);
+          out += '"';
+          out += c;
+          state_ = state::bare_key;
+          return;
+        }
         return fail();
+      case state::bare_key:
+        if (is_key_char(c)) {
+          out += c;
+          return;
+        }
+        out += '"';
+        state_ = state::colon;
+        continue;
+      case state::quote_open:
+        if (c == gemma_quote[quote_held_]) {
+          if (++quote_held_ == gemma_quote.size()) {
+            quote_held_ = 0;
+            quote_ = gemma_quote[0];
+            state_ = state::string;
+          }
+          return;
+        }
+        if (!quote_raw_ok_) return fail();
+        for (std::size_t i = 0; i < quote_held_; ++i) append_string_byte(out, gemma_quote[i]);
+        quote_held_ = 0;
+        state_ = state::raw;
+        continue;
       case state::colon:
         if (is_space(c)) return;
         if (c != ':') return fail();
@@ -317,17 +405,12 @@ void value_converter::step(char c, std::string& out) {
         return fail();
       }
       case state::string:
-        if (c != '\\') flush_high_surrogate(out);
-        if (c == quote_) {
-          out += '"';
-          if (string_is_key_) {
-            string_is_key_ = false;
-            state_ = state::colon;
-          } else {
-            end_value();
-          }
-          return;
+        if (quote_ == gemma_quote[0]) {
+          if (gemma_quote_step(c, out)) return;
+          continue;
         }
+        if (c != '\\') flush_high_surrogate(out);
+        if (c == quote_) return close_string(out);
         if (c == '\\') {
           word_.clear();
           state_ = state::escape;
@@ -389,6 +472,14 @@ void value_converter::finish(std::string& out) {
       out += '"';
       state_ = state::done;
       break;
+    case state::quote_open:  // at the very start, a partial <|"|> is raw text
+      if (quote_raw_ok_) {
+        for (std::size_t i = 0; i < quote_held_; ++i) append_string_byte(out, gemma_quote[i]);
+        quote_held_ = 0;
+        out += '"';
+        state_ = state::done;
+      }
+      break;
     default:
       break;
   }
@@ -398,12 +489,22 @@ void value_converter::finish(std::string& out) {
 void value_converter::close(std::string& out) {
   if (failed_ || !started_) return;
   switch (state_) {
+    case state::quote_open:
+      if (quote_raw_ok_) {  // as finish() would: the partial quote is raw text
+        for (std::size_t i = 0; i < quote_held_; ++i) append_string_byte(out, gemma_quote[i]);
+        quote_held_ = 0;
+        out += '"';
+        state_ = state::done;
+        break;
+      }
+      [[fallthrough]];  // an opened string: it is empty
     case state::escape:
       if (!word_.empty() && word_[0] >= '0' && word_[0] <= '7') flush_octal(out);
       word_.clear();
       [[fallthrough]];
     case state::string:
       high_surrogate_.clear();  // cut between the halves of a pair: the half is dropped
+      quote_held_ = 0;          // a partial closing <|"|> is dropped too
       out += '"';
       if (string_is_key_) {
         string_is_key_ = false;
@@ -441,6 +542,10 @@ void value_converter::close(std::string& out) {
     case state::raw:
       out += '"';
       state_ = state::done;
+      break;
+    case state::bare_key:
+      out += "\":null";
+      state_ = state::after;
       break;
     case state::colon:
       out += ":null";

@@ -1,4 +1,4 @@
-// Tests of stream::value_converter: JSON and Python literals → compact JSON (table), the
+// Tests of stream::value_converter: JSON, Python and Gemma 4 values → compact JSON (table), the
 // prefix property at every split point, close() giving valid JSON for every prefix, and the
 // inputs it must reject.
 #include "chatpeg/stream/value_converter.h"
@@ -51,6 +51,26 @@ const std::vector<convert_case>& cases() {
       {"raw_text", "hello world", R"("hello world")"},
       {"raw_text_word_like", "Truest nonsense", R"("Truest nonsense")"},
       {"raw_text_with_quotes", "<b>\"x\"</b>", R"("<b>\"x\"</b>")"},
+      // Gemma 4: <|"|> quotes raw text, bare identifier keys.
+      {"gemma_dict",
+       R"({brand:None,discontinued:false,in_stock:true,price:{max:99.5,min:0},)"
+       R"(tags:[<|"|>red<|"|>,<|"|>blue<|"|>]})",
+       R"({"brand":null,"discontinued":false,"in_stock":true,"price":{"max":99.5,"min":0},)"
+       R"("tags":["red","blue"]})"},
+      {"gemma_raw_string",
+       "{q:<|\"|>He said \"hello\" \\ C:\\temp\\new\nline two: 中文 🌍 </tool_call> "
+       "{\"fake\": true}}<|\"|>}",
+       R"({"q":"He said \"hello\" \\ C:\\temp\\new\nline two: 中文 🌍 </tool_call> )"
+       R"({\"fake\": true}}"})"},
+      {"gemma_quote_lookalikes", R"([<|"|>a<|b<|"c<|"|d<<|"|>, <|"|><|"|>])",
+       R"(["a<|b<|\"c<|\"|d<",""])"},
+      {"gemma_control_chars", "[<|\"|>a\tb\x01\r<|\"|>]", R"(["a\tb\u0001\r"])"},
+      {"gemma_keys", R"({<|"|>a b<|"|>: 1, c_d-e.f$9 : [True, None], $x :{}, y:[]})",
+       R"({"a b":1,"c_d-e.f$9":[true,null],"$x":{},"y":[]})"},
+      {"gemma_spaced", "{ a : 1 ,\n b :<|\"|> <|\"|> , }", R"({"a":1,"b":" "})"},
+      {"gemma_top_string", R"(<|"|>x "y"<|"|>)", R"("x \"y\"")"},
+      {"raw_text_quote_lookalike", R"(<|"x)", R"("<|\"x")"},
+      {"raw_text_partial_quote", R"(<|"|)", R"("<|\"|")"},
   };
   return table;
 }
@@ -127,6 +147,21 @@ TEST(ValueConverter, CloseTable) {
       {R"("a\ud83c\udf)", R"("a")"},
       {R"("a\ud83c\udf0d)", R"("a\ud83c\udf0d")"},
       {R"("a\ud83cb)", R"("a\ud83cb")"},
+      // Gemma: a partial closing <|"|> is dropped; a cut bare key gets :null.
+      {R"({a:<|"|>x<|"|)", R"({"a":"x"})"},
+      {R"({a:<|"|>x<|)", R"({"a":"x"})"},
+      {R"({a:<|"|>x<)", R"({"a":"x"})"},
+      {R"({a:<|")", R"({"a":""})"},
+      {R"({a:<)", R"({"a":""})"},
+      {"{bra", R"({"bra":null})"},
+      {"{brand ", R"({"brand":null})"},
+      {"{brand:", R"({"brand":null})"},
+      {"{brand:No", R"({"brand":null})"},
+      {"{a:1,b", R"({"a":1,"b":null})"},
+      {R"([<|"|>a<|"|>,<|"|>b)", R"(["a","b"])"},
+      {R"({<|"|>k)", R"({"k":null})"},
+      {R"(<|"|>ab)", R"("ab")"},
+      {R"(<|")", R"("<|\"")"},  // at the very start, a partial quote may be raw text
   };
   for (const auto& [input, expected] : table) {
     value_converter conv;
@@ -139,7 +174,24 @@ TEST(ValueConverter, CloseTable) {
 
 TEST(ValueConverter, RejectsWhatIsNeitherJsonNorPython) {
   const std::vector<std::string> bad = {
-      "{1: 2}", "[1 2]", "[Nonsense]", "{\"a\" 1}", "[1]]", "{\"a\": 1,, }", "0x10", "[tru e]",
+      "{1: 2}",
+      "[1 2]",
+      "[Nonsense]",
+      "{\"a\" 1}",
+      "[1]]",
+      "{\"a\": 1,, }",
+      "0x10",
+      "[tru e]",
+      // Gemma: bare keys only as keys, <|"|> only whole inside containers.
+      "{a b: 1}",
+      "{a}",
+      "{a:b}",
+      "[a]",
+      "[<|x]",
+      "{<|'|>k<|'|>:1}",
+      "{1a: 2}",
+      "<|\"|>x<|\"|>y",
+      "{a:1}}",
   };
   for (const auto& input : bad) {
     value_converter conv;
@@ -156,6 +208,38 @@ TEST(ValueConverter, BoundsNesting) {
   conv.feed(std::string(value_converter::max_depth + 10, '['), out);
   EXPECT_TRUE(conv.failed());
   EXPECT_EQ(out.size(), value_converter::max_depth);
+}
+
+// Fed one byte at a time, the output after every byte prefixes the final output.
+TEST(ValueConverter, PrefixPropertyByteByByte) {
+  for (const auto& c : cases()) {
+    SCOPED_TRACE(c.name);
+    value_converter conv;
+    std::string out;
+    for (std::size_t k = 0; k < c.input.size(); ++k) {
+      conv.feed(std::string_view(c.input).substr(k, 1), out);
+      ASSERT_EQ(c.expected.compare(0, out.size(), out), 0) << "byte " << k << ": " << out;
+    }
+    conv.finish(out);
+    EXPECT_EQ(out, c.expected);
+  }
+}
+
+// A partial <|"|> at the end of a feed is held back until the next byte decides it.
+TEST(ValueConverter, HoldsBackPartialGemmaQuote) {
+  value_converter conv;
+  std::string out;
+  conv.feed(R"({k:<|"|>a<|")", out);
+  EXPECT_EQ(out, R"({"k":"a)");
+  conv.feed("|", out);
+  EXPECT_EQ(out, R"({"k":"a)");
+  conv.feed("x", out);  // not a quote after all: the held text is string content
+  EXPECT_EQ(out, R"({"k":"a<|\"|x)");
+  conv.feed("<|\"|", out);
+  EXPECT_EQ(out, R"({"k":"a<|\"|x)");
+  conv.feed(">}", out);
+  EXPECT_EQ(out, R"({"k":"a<|\"|x"})");
+  EXPECT_TRUE(conv.complete());
 }
 
 TEST(ValueConverter, HoldsBackWordsAndCommas) {

@@ -1,5 +1,5 @@
-// Streaming conversion of one argument value — JSON, or a Python literal as pythonic tool
-// calls write them — into compact JSON text, fed in pieces of any size.
+// Streaming conversion of one argument value — JSON, a Python literal as pythonic tool calls
+// write them, or a Gemma 4 value — into compact JSON text, fed in pieces of any size.
 //
 // Prefix property: after any feed(), the output so far is a prefix of the output the
 // complete value produces. To keep it, the converter holds back what it cannot decide yet:
@@ -12,6 +12,12 @@
 // Python specifics understood: 'single' and "double" quoted strings, True/False/None, tuples
 // (→ arrays), trailing commas, `5.` / `.5` numbers, `1_000` digit separators. Not handled:
 // triple-quoted, raw or byte strings, sets, non-string dict keys, hex numbers (→ failed()).
+//
+// Gemma 4 specifics understood: <|"|> as a string quote (opening and closing; the text between
+// is raw — no escapes — and is JSON-escaped on output) and bare identifier keys inside objects
+// (`{brand:None}` → `{"brand":null}`; a key starts with a letter, `_` or `$` and continues
+// with letters, digits, `_ $ . -`). Bare keys are emitted as they arrive; a partial <|"|> at
+// the end of a feed is held back until the next byte decides it.
 //
 // A value whose first character cannot start a JSON or Python value, or that starts with a
 // bare word that is no literal, is treated as raw text and becomes a JSON string (robustness
@@ -52,16 +58,18 @@ class value_converter {
 
  private:
   enum class state : std::uint8_t {
-    value,   // a value is expected (top level, after ':' , after '[' or ',')
-    key,     // an object key (or '}') is expected
-    colon,   // after a key
-    after,   // after a value inside a container: ',' or a closer
-    string,  // inside a string
-    escape,  // inside an escape sequence of a string
-    number,  // inside a number
-    word,    // inside a bare word (true, None, ...)
-    raw,     // raw text converted to a JSON string
-    done,    // the top-level value is complete
+    value,       // a value is expected (top level, after ':' , after '[' or ',')
+    key,         // an object key (or '}') is expected
+    colon,       // after a key
+    after,       // after a value inside a container: ',' or a closer
+    string,      // inside a string
+    escape,      // inside an escape sequence of a string
+    number,      // inside a number
+    word,        // inside a bare word (true, None, ...)
+    raw,         // raw text converted to a JSON string
+    bare_key,    // inside a bare (unquoted) object key
+    quote_open,  // matching a <|"|> that would open a string (quote_held_ bytes so far)
+    done,        // the top-level value is complete
   };
 
   void step(char c, std::string& out);
@@ -73,6 +81,8 @@ class value_converter {
   void flush_octal(std::string& out);
   void flush_high_surrogate(std::string& out);
   void emit_comma_if_pending(std::string& out);
+  bool gemma_quote_step(char c, std::string& out);  // false when c was not consumed
+  void close_string(std::string& out);              // a string's closing quote was read
   void fail() { failed_ = true; }
 
   std::vector<char> stack_;  // '{' or '[' (a tuple '(' is stored as '(' and closes with ']')
@@ -81,7 +91,10 @@ class value_converter {
   // value cut between the halves then closes without the lone half).
   std::string high_surrogate_;
   state state_ = state::value;
-  char quote_ = '"';  // the quote of the current string
+  char quote_ = '"';  // the quote of the current string ('<' for Gemma's <|"|>)
+  // Bytes of <|"|> matched so far (opening in quote_open, closing inside a Gemma string).
+  std::uint8_t quote_held_ = 0;
+  bool quote_raw_ok_ = false;  // quote_open at the very start: a mismatch is raw text
   bool string_is_key_ = false;
   bool comma_pending_ = false;
   bool started_ = false;
