@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "chatpeg/base/file.h"
 #include "chatpeg/chat/prepare.h"
 #include "chatpeg/chat/template.h"
 #include "chatpeg/grammar/schema.h"
@@ -221,44 +222,17 @@ void stream_rematch(benchmark::State& state, int kind) {
   state.counters["stream_ms"] = total / static_cast<double>(streams) * 1e3;
 }
 
-// A small Qwen3-like template: tools in the system turn, calls as <tool_call> JSON, reasoning
-// in <think> blocks.
-constexpr const char* qwen3_like_template = R"TPL(
-{%- if tools %}<|im_start|>system
-You may call functions. Signatures:
-{%- for tool in tools %}
-{{ tool | tojson }}
-{%- endfor %}
-Call one as <tool_call>
-{"name": <name>, "arguments": <json object>}
-</tool_call><|im_end|>
-{% endif %}
-{%- for message in messages %}
-{%- if message.role == 'assistant' %}<|im_start|>assistant
-{% if message.reasoning_content %}<think>
-{{ message.reasoning_content }}
-</think>
-
-{% endif %}
-{%- if message.content %}{{ message.content }}{% endif %}
-{%- for tc in message.tool_calls %}
-{%- if tc.function is defined %}{% set tc = tc.function %}{% endif %}
-{%- if loop.first and message.content %}
-{% elif not loop.first %}
-{% endif %}<tool_call>
-{"name": "{{ tc.name }}", "arguments": {{ tc.arguments | tojson }}}
-</tool_call>
-{%- endfor %}<|im_end|>
-{% else %}<|im_start|>{{ message.role }}
-{{ message.content }}<|im_end|>
-{% endif %}
-{%- endfor %}
-{%- if add_generation_prompt %}<|im_start|>assistant
-{% endif %})TPL";
+// The bundled example template (examples/chatml_tools.jinja): Qwen3-like, calls as
+// <tool_call> JSON, reasoning in <think> blocks.
+std::string example_template() {
+  auto text = base::read_file(std::string(CHATPEG_SOURCE_DIR) + "/examples/chatml_tools.jinja");
+  if (!text) die("examples/chatml_tools.jinja");
+  return *text;
+}
 
 const chat::prepared& session_request() {
   static const chat::prepared p = [] {
-    auto tmpl = chat::chat_template::create(qwen3_like_template);
+    auto tmpl = chat::chat_template::create(example_template());
     if (!tmpl) die("template");
     auto body = json::parse(R"({"messages":[{"role":"user","content":"Write the file."}],
       "tools":[{"type":"function","function":{"name":"write","parameters":{"type":"object",

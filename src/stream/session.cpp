@@ -100,6 +100,11 @@ struct marker_prefixes {
   }
 };
 
+// Length of an optional text without copying it (value_or("") would copy).
+std::size_t size_of(const std::optional<std::string>& text) {
+  return text ? text->size() : 0;
+}
+
 bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }
@@ -369,8 +374,8 @@ struct session::state {
     }
     fold_valid = true;
     last = std::move(r);
-    held_text = fold.content().size() - sent.content.value_or("").size() + fold.reasoning().size() -
-                sent.reasoning_content.value_or("").size();
+    held_text = fold.content().size() - size_of(sent.content) + fold.reasoning().size() -
+                size_of(sent.reasoning_content);
     return deltas;
   }
 
@@ -379,7 +384,7 @@ struct session::state {
   // the matched part minus text held back (a marker prefix). Approximate where text was
   // escaped or where a call's header already went out; it never skips an unsent byte.
   std::size_t unsent_from() const {
-    if (!matcher) return std::min(output().size(), sent.content.value_or("").size());
+    if (!matcher) return std::min(output().size(), size_of(sent.content));
     const auto& nodes = last.ast.nodes();
     std::size_t calls_seen = 0;
     std::size_t from = last.end > held_text ? last.end - held_text : 0;

@@ -190,40 +190,10 @@ TEST_F(cli, bundled_example_is_accepted) {
   EXPECT_EQ(r.out.rfind("accepted: ", 0), 0u) << r.out;
 }
 
-// parse --stream / --partial over a small Qwen3-like template (tools in the system turn,
-// calls as <tool_call> JSON).
-const char* const qwen_like_template = R"TPL(
-{%- if tools %}<|im_start|>system
-You may call functions. Signatures:
-{%- for tool in tools %}
-{{ tool | tojson }}
-{%- endfor %}
-Call one as <tool_call>
-{"name": <name>, "arguments": <json object>}
-</tool_call><|im_end|>
-{% endif %}
-{%- for message in messages %}
-{%- if message.role == 'assistant' %}<|im_start|>assistant
-{% if message.reasoning_content %}<think>
-{{ message.reasoning_content }}
-</think>
-
-{% endif %}
-{%- if message.content %}{{ message.content }}{% endif %}
-{%- for tc in message.tool_calls %}
-{%- if tc.function is defined %}{% set tc = tc.function %}{% endif %}
-{%- if loop.first and message.content %}
-{% elif not loop.first %}
-{% endif %}<tool_call>
-{"name": "{{ tc.name }}", "arguments": {{ tc.arguments | tojson }}}
-</tool_call>
-{%- endfor %}<|im_end|>
-{% else %}<|im_start|>{{ message.role }}
-{{ message.content }}<|im_end|>
-{% endif %}
-{%- endfor %}
-{%- if add_generation_prompt %}<|im_start|>assistant
-{% endif %})TPL";
+// parse --stream / --partial over the bundled example template (examples/chatml_tools.jinja:
+// tools in the system turn, calls as <tool_call> JSON, reasoning in <think>).
+const std::string example_template =
+    std::string(CHATPEG_SOURCE_DIR) + "/examples/chatml_tools.jinja";
 
 const char* const write_request =
     R"({"messages":[{"role":"user","content":"Write the file."}],"tools":[{"type":"function",)"
@@ -253,7 +223,7 @@ std::string without_ids(std::string text) {
 class cli_parse : public cli {
  protected:
   run_result parse(const std::vector<std::string>& flags, const std::string& output) {
-    const auto t = write("t.jinja", qwen_like_template);
+    const auto& t = example_template;
     const auto r = write("request.json", write_request);
     const auto in = write("output.txt", output);
     std::vector<std::string> args = {"parse", "--template", t, "--request", r};
