@@ -18,8 +18,8 @@ namespace chatpeg::stream {
 namespace {
 
 // Raised as the implementation improves; the issue is done at 368 / 368.
-constexpr int kParseFloor = 288;
-constexpr int kGrammarFloor = 173;
+constexpr int kParseFloor = 368;
+constexpr int kGrammarFloor = 202;
 
 struct counts {
   int total = 0, passed = 0, grammar_checked = 0, grammar_passed = 0;
