@@ -62,6 +62,9 @@ int run_parse(const parse_args& args) {
   if (args.stream) return run_stream(*prepared, output, args.chunk);
   auto msg = stream::parse(*prepared, output, {.partial = args.partial});
   if (!msg) return fail_with(std::move(msg).error());
+  for (auto& call : msg->tool_calls) {  // as OpenAI sends them: every call has an id
+    if (call.id.empty()) call.id = stream::generate_call_id();
+  }
   std::cout << json::dump(msg->to_json()) << '\n';
   return exit_ok;
 }

@@ -5,8 +5,6 @@
 // for the log — model output never becomes an HTTP error.
 #include "pipeline.h"
 
-#include <random>
-
 #include "chatpeg/base/utf8.h"
 
 #include "chatpeg/stream/parse.h"
@@ -14,21 +12,12 @@
 namespace chatpeg::server::detail {
 namespace {
 
-std::string random_call_id() {
-  static constexpr char alphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::string id = "call_";
-  for (int i = 0; i < 24; ++i) id += alphabet[rng() % (sizeof(alphabet) - 1)];
-  return id;
-}
-
 // The real streaming session. Output that stops matching switches to fallback: everything
 // from the failing byte on is delivered as content and the response still completes.
 class session_stream final : public response_stream {
  public:
   explicit session_stream(const chat::prepared& p)
-      : session_(p, {.id_generator = random_call_id}) {}
+      : session_(p, {.id_generator = stream::generate_call_id}) {}
 
   std::vector<stream::delta> feed(std::string_view chunk,
                                   std::span<const std::int32_t> tokens) override {

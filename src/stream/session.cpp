@@ -26,15 +26,6 @@ namespace {
 
 constexpr auto kLenient = peg::match_flags::lenient | peg::match_flags::complete;
 
-std::string default_call_id() {
-  static constexpr char alphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::string id = "call_";
-  for (int i = 0; i < 24; ++i) id += alphabet[rng() % (sizeof(alphabet) - 1)];
-  return id;
-}
-
 // Does the grammar tag call ids anywhere? Then a call's header waits for its id.
 bool grammar_has_ids(const peg::grammar& g) {
   for (const auto& n : g.nodes()) {
@@ -116,6 +107,15 @@ base::error retraction(std::string what) {
 
 }  // namespace
 
+std::string generate_call_id() {
+  static constexpr char alphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string id = "call_";
+  for (int i = 0; i < 24; ++i) id += alphabet[rng() % (sizeof(alphabet) - 1)];
+  return id;
+}
+
 json::value delta::to_json() const {
   json::value out = json::value::object();
   if (!reasoning_content.empty()) out["reasoning_content"] = reasoning_content;
@@ -193,8 +193,8 @@ struct session::state {
   }
 
   std::string new_id() {
-    std::string id = options.id_generator ? options.id_generator() : default_call_id();
-    return id.empty() ? default_call_id() : id;
+    std::string id = options.id_generator ? options.id_generator() : generate_call_id();
+    return id.empty() ? generate_call_id() : id;
   }
 
   // The lenient match of the whole input so far, reusing the matcher's work on the part of

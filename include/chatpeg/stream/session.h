@@ -59,6 +59,9 @@ struct delta {
 enum class finish_reason : std::uint8_t { stop, length, tool_calls };
 std::string_view finish_reason_name(finish_reason r);  // "stop", "length", "tool_calls"
 
+// A fresh OpenAI-style call id: "call_" + 24 random alphanumerics (thread-safe).
+std::string generate_call_id();
+
 struct session_options {
   // Generates a call id ("call_" + 24 random alphanumerics by default). Called once per call
   // index that the model did not give an id.
