@@ -210,40 +210,6 @@ json::value prepare_report(const chat::prepared& p, const completion_params& par
   return out;
 }
 
-std::string_view finish_name(stream::finish_reason r) {
-  switch (r) {
-    case stream::finish_reason::stop:
-      return "stop";
-    case stream::finish_reason::length:
-      return "length";
-    case stream::finish_reason::tool_calls:
-      return "tool_calls";
-  }
-  return "stop";
-}
-
-json::value delta_json(const stream::delta& d) {
-  json::value out = json::value::object();
-  if (!d.reasoning_content.empty()) out["reasoning_content"] = d.reasoning_content;
-  if (!d.content.empty()) out["content"] = d.content;
-  if (!d.tool_calls.empty()) {
-    json::value calls = json::value::array();
-    for (const auto& c : d.tool_calls) {
-      json::value call = json::value::object();
-      call["index"] = c.index;
-      if (c.id) call["id"] = *c.id;
-      if (c.name) call["type"] = "function";
-      json::value fn = json::value::object();
-      if (c.name) fn["name"] = *c.name;
-      fn["arguments"] = c.arguments;
-      call["function"] = std::move(fn);
-      calls.push_back(std::move(call));
-    }
-    out["tool_calls"] = std::move(calls);
-  }
-  return out;
-}
-
 json::value usage::to_json() const {
   return json::value{{"prompt_tokens", prompt_tokens},
                      {"completion_tokens", completion_tokens},
@@ -270,7 +236,7 @@ json::value completion_json(const response_meta& meta, const chat::message& mess
   json::value choice = json::value::object();
   choice["index"] = 0;
   choice["message"] = std::move(msg);
-  choice["finish_reason"] = std::string(finish_name(reason));
+  choice["finish_reason"] = std::string(stream::finish_reason_name(reason));
   json::value out = json::value::object();
   out["id"] = meta.id;
   out["object"] = "chat.completion";
@@ -287,7 +253,7 @@ json::value chunk_json(const response_meta& meta, json::value delta,
   choice["index"] = 0;
   choice["delta"] = std::move(delta);
   choice["finish_reason"] =
-      finish ? json::value(std::string(finish_name(*finish))) : json::value(nullptr);
+      finish ? json::value(std::string(stream::finish_reason_name(*finish))) : json::value(nullptr);
   json::value out = json::value::object();
   out["id"] = meta.id;
   out["object"] = "chat.completion.chunk";

@@ -51,9 +51,6 @@ void apply_prepared(const chat::prepared& p, completion_params& params);
 json::value prepare_report(const chat::prepared& p, const completion_params& params,
                            const backend_options& backend);
 
-std::string_view finish_name(stream::finish_reason r);
-json::value delta_json(const stream::delta& d);
-
 struct usage {
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;

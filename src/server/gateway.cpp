@@ -241,7 +241,7 @@ struct gateway::impl {
     auto write_deltas = [&](const std::vector<stream::delta>& deltas) {
       for (const auto& d : deltas) {
         if (d.empty()) continue;
-        if (!write(detail::chunk_json(job.meta, detail::delta_json(d), std::nullopt))) {
+        if (!write(detail::chunk_json(job.meta, d.to_json(), std::nullopt))) {
           return false;
         }
       }
