@@ -40,8 +40,14 @@ bool grammar_has_ids(const peg::grammar& g) {
 // the input ends inside such a literal (a marker the parser has not decided yet) the partial
 // literal is part of the text node's span, so the text that may be the start of a marker is
 // held back. (Text ended by `until` needs nothing: until stops before a partial delimiter.)
+// Hashes a std::string and a std::string_view alike, so lookups need no temporary string.
+struct text_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
 struct marker_prefixes {
-  std::unordered_set<std::string> prefixes;
+  std::unordered_set<std::string, text_hash, std::equal_to<>> prefixes;
   std::size_t longest = 0;
 
   explicit marker_prefixes(const peg::grammar& g) {
@@ -85,7 +91,7 @@ struct marker_prefixes {
   // Bytes at the end of text to hold back.
   std::size_t held(std::string_view text) const {
     for (std::size_t k = std::min(longest, text.size()); k > 0; --k) {
-      if (prefixes.count(std::string(text.substr(text.size() - k))) != 0) return k;
+      if (prefixes.find(text.substr(text.size() - k)) != prefixes.end()) return k;
     }
     return 0;
   }
