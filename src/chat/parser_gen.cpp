@@ -108,9 +108,11 @@ peg::parser reasoning_block(gen_context& c, peg::parser calls) {
       if (c.for_gbnf) return wrap(c.ws() + text + close);
       // The prefix opened the block; an output that never closes it is all reasoning —
       // unless it goes straight to the tool calls (the block is then empty and its opener,
-      // which the model did not write, is dropped, as the reference does).
+      // which the model did not write, is dropped, as the reference does). The calls are
+      // tried first: while a call is still being written, a lenient parse must not read it
+      // as reasoning text that the finished output then takes back.
       if (calls.owner != nullptr) {
-        return b.choice({wrap(open + text + close), open + c.ws() + b.peek(calls),
+        return b.choice({open + c.ws() + b.peek(calls), wrap(open + text + close),
                          wrap(open + text + b.end())});
       }
       return wrap(open + text + (close | b.end()));

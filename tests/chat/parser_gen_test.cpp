@@ -477,6 +477,25 @@ TEST(parser_gen, lenient_parse_reports_the_call_being_written) {
             "|tool_name='get_time' tool_args='{\"tz\":' …");
 }
 
+// The prompt opened a reasoning block and the output goes straight to a call: while the call
+// is still being written the lenient parse must not read it as reasoning (the finished output
+// is a call, so a streamed reading as reasoning would have to be taken back).
+TEST(parser_gen, call_after_an_opened_reasoning_block_is_never_read_as_reasoning) {
+  auto p = generate(with_think(qwen_coder()), testing::make_request(body("")),
+                    {.parse_prefix = "<think>\n"});
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  using testing::partial_summary;
+  for (const std::string cut : {"<tool_", "<tool_call>\n<function=get_ti",
+                                "<tool_call>\n<function=get_time>\n<parameter=tz>\nUT"}) {
+    SCOPED_TRACE(cut);
+    const std::string summary = partial_summary(*p, cut);
+    EXPECT_EQ(summary.find("reasoning="), std::string::npos) << summary;
+    EXPECT_EQ(summary.find("content="), std::string::npos) << summary;
+  }
+  // Reasoning text is still reasoning while it streams.
+  EXPECT_EQ(partial_summary(*p, "I think"), "reasoning='I think' …");
+}
+
 // A call opened for a tool that is not in the request fails the parse at the name, expecting
 // the tool names; text without a call opener (a bare marker mention) stays content.
 TEST(parser_gen, unknown_tool_is_an_error) {
