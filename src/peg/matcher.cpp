@@ -936,15 +936,13 @@ void matcher::finish_match(state& st, state& rerun, node_id start_node, std::str
   out.ast.mutable_nodes() = st.ast;
 }
 
-match_result matcher::match_from(node_id start_node, std::string_view input, match_flags flags) {
-  match_result out;
-  out.status = match_status::fail;
+// The matcher never throws: an exception from the standard library (allocation) becomes a
+// failed result with a typed error. Returns false when one was caught.
+template <typename F>
+static bool without_exceptions(match_result& out, F&& run) {
   try {
-    state& st = *state_;
-    if (!valid_start(*st.g, start_node, input, out)) return out;
-    st.reset(input, flags);
-    finish_match(st, st, start_node, input, flags, out);
-    return out;
+    run();
+    return true;
   } catch (const std::bad_alloc&) {
     out = match_result{};
     out.error = base::make_error(base::errc::limit_exceeded, "out of memory while matching");
@@ -952,6 +950,18 @@ match_result matcher::match_from(node_id start_node, std::string_view input, mat
     out = match_result{};
     out.error = base::make_error(base::errc::internal_error, "unexpected exception while matching");
   }
+  return false;
+}
+
+match_result matcher::match_from(node_id start_node, std::string_view input, match_flags flags) {
+  match_result out;
+  out.status = match_status::fail;
+  without_exceptions(out, [&] {
+    state& st = *state_;
+    if (!valid_start(*st.g, start_node, input, out)) return;
+    st.reset(input, flags);
+    finish_match(st, st, start_node, input, flags, out);
+  });
   return out;
 }
 
@@ -959,9 +969,9 @@ match_result matcher::match_growing(std::string_view input, match_flags flags) {
   match_result out;
   out.status = match_status::fail;
   state& st = *state_;
-  try {
+  const bool ok = without_exceptions(out, [&] {
     const node_id root = st.g->root();
-    if (!valid_start(*st.g, root, input, out)) return out;
+    if (!valid_start(*st.g, root, input, out)) return;
     if (st.growing_valid && continues(st.grown, input)) {
       st.reset_call(input, flags);
       st.begin_growing_call();
@@ -982,16 +992,11 @@ match_result matcher::match_growing(std::string_view input, match_flags flags) {
     st.end_growing_call();
     st.growing = false;
     if (st.aborted != abort_reason::none) st.growing_valid = false;
-    return out;
-  } catch (const std::bad_alloc&) {
-    out = match_result{};
-    out.error = base::make_error(base::errc::limit_exceeded, "out of memory while matching");
-  } catch (...) {
-    out = match_result{};
-    out.error = base::make_error(base::errc::internal_error, "unexpected exception while matching");
+  });
+  if (!ok) {
+    st.growing = false;
+    st.growing_valid = false;
   }
-  st.growing = false;
-  st.growing_valid = false;
   return out;
 }
 

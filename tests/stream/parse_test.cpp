@@ -14,14 +14,6 @@ namespace {
 
 using namespace chatpeg::stream::testing;
 
-chat::prepared make_prepared(const std::function<peg::parser(peg::builder&)>& make,
-                             std::string parse_prefix = {}) {
-  chat::prepared p;
-  p.parser = build(make);
-  p.parse_prefix = std::move(parse_prefix);
-  return p;
-}
-
 TEST(Parse, CompleteOutputs) {
   struct parse_case {
     const char* name;

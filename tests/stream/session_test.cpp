@@ -18,14 +18,6 @@ namespace {
 
 using namespace chatpeg::stream::testing;
 
-chat::prepared make_prepared(const std::function<peg::parser(peg::builder&)>& make,
-                             std::string parse_prefix = {}) {
-  chat::prepared p;
-  p.parser = build(make);
-  p.parse_prefix = std::move(parse_prefix);
-  return p;
-}
-
 session_options counting_ids() {
   auto n = std::make_shared<int>(0);
   return {.id_generator = [n] { return "id" + std::to_string((*n)++); }};

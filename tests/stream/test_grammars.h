@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "chatpeg/chat/prepare.h"
 #include "chatpeg/peg/builder.h"
 
 namespace chatpeg::stream::testing {
@@ -134,6 +135,16 @@ inline std::shared_ptr<const peg::grammar> build(const std::function<parser(buil
   EXPECT_TRUE(g.has_value()) << g.error().to_string();
   if (!g) return nullptr;
   return std::make_shared<const peg::grammar>(std::move(*g));
+}
+
+// A prepared request around one of the grammars above (no template): what parse() and
+// session read.
+inline chat::prepared make_prepared(const std::function<parser(builder&)>& make,
+                                    std::string parse_prefix = {}) {
+  chat::prepared p;
+  p.parser = build(make);
+  p.parse_prefix = std::move(parse_prefix);
+  return p;
 }
 
 }  // namespace chatpeg::stream::testing
