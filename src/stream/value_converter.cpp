@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "chatpeg/base/utf8.h"
+#include "chatpeg/json/json.h"
 
 namespace chatpeg::stream {
 namespace {
@@ -51,29 +52,10 @@ void append_string_cp(std::string& out, char32_t cp) {
   }
 }
 
-// Appends one byte of string text (multi-byte UTF-8 passes through byte by byte).
+// Appends one byte of string text, JSON-escaped (multi-byte UTF-8 passes through byte by
+// byte).
 void append_string_byte(std::string& out, char c) {
-  const auto b = static_cast<unsigned char>(c);
-  if (b < 0x20) {
-    switch (c) {
-      case '\n':
-        out += "\\n";
-        return;
-      case '\r':
-        out += "\\r";
-        return;
-      case '\t':
-        out += "\\t";
-        return;
-      default:
-        append_string_cp(out, b);
-        return;
-    }
-  }
-  if (c == '"' || c == '\\') {
-    out += '\\';
-  }
-  out += c;
+  json::append_escaped(out, std::string_view(&c, 1));
 }
 
 // Gemma 4's string quote (opens and closes; nothing inside is an escape).
