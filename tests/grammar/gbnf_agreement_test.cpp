@@ -17,6 +17,7 @@
 #include "chatpeg/peg/builder.h"
 #include "chatpeg/peg/gbnf_export.h"
 #include "chatpeg/peg/matcher.h"
+#include "peg/test_grammars.h"
 
 namespace chatpeg::grammar {
 namespace {
@@ -321,6 +322,53 @@ TEST_P(gbnf_agreement, export_is_deterministic) {
   auto second = compile(c);
   ASSERT_TRUE(first && second);
   EXPECT_EQ(first->text, second->text);
+}
+
+// The grammars of the PEG matcher test suite (tests/peg/test_grammars.h: the named grammars
+// and the random-grammar generator): every random input the PEG accepts is accepted by the
+// recognizer on the exported GBNF; for the named grammars a sample of PEG-rejected inputs is
+// rejected by the GBNF too (the export may only be looser where a lookahead or ordered choice
+// decides, so most rejections must agree).
+TEST(gbnf_agreement_suite, peg_test_grammars) {
+  std::mt19937 rng(2024);
+  auto check = [&](const char* name, const std::function<parser(builder&)>& make,
+                   const std::vector<std::string>& pieces, bool sample_rejections) {
+    SCOPED_TRACE(name);
+    builder b;
+    auto g = b.build(make(b));
+    if (!g && !sample_rejections) return;  // a random grammar validate() refuses
+    ASSERT_TRUE(g.has_value()) << g.error().to_string();
+    auto text = peg::export_gbnf(*g);
+    ASSERT_TRUE(text.has_value()) << text.error().to_string();
+    auto gbnf = parse_gbnf(*text);
+    ASSERT_TRUE(gbnf.has_value()) << gbnf.error().to_string() << "\n" << *text;
+    std::size_t peg_no = 0, both_no = 0;
+    for (int i = 0; i < 400; ++i) {
+      const std::string s = peg::test_support::random_text(rng, pieces);
+      const bool p = peg_accepts(*g, s);
+      const bool q = gbnf_accepts(**gbnf, s);
+      if (p) {
+        EXPECT_TRUE(q) << "PEG accepts but GBNF rejects '" << s << "'\n" << *text;
+      } else {
+        ++peg_no;
+        both_no += q ? 0 : 1;
+      }
+    }
+    if (sample_rejections && peg_no >= 20) {
+      EXPECT_GE(both_no * 2, peg_no) << "GBNF rejects only " << both_no << " of " << peg_no;
+    }
+  };
+  for (const auto& named : peg::test_support::grammars()) {
+    check(named.name, named.make, named.pieces, true);
+  }
+  for (int k = 0; k < 40; ++k) {
+    std::mt19937 grng(static_cast<unsigned>(7000 + k));
+    peg::test_support::grammar_generator gen(grng);
+    const std::string name = "random grammar " + std::to_string(k);
+    check(
+        name.c_str(), [&](builder& b) { return gen.make(b); },
+        {"a", "b", "ab", " ", "ba", " a", "x"}, false);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(table, gbnf_agreement, ::testing::ValuesIn(cases()),

@@ -1,7 +1,7 @@
 // Grammar serialization: to_json → from_json gives a grammar with the same dump, the same
-// JSON and the same match results (status, span, AST) on a set of inputs, for hand-built
-// grammars with every node kind, the JSON rules and compiled schemas. Malformed documents
-// are rejected with the JSON path of the mistake.
+// JSON, the same GBNF (whole and lazy) and the same match results (status, span, AST) on a set
+// of inputs, for hand-built grammars with every node kind, the JSON rules and compiled
+// schemas. Malformed documents are rejected with the JSON path of the mistake.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -12,6 +12,7 @@
 #include "chatpeg/grammar/schema.h"
 #include "chatpeg/grammar/serialize.h"
 #include "chatpeg/peg/builder.h"
+#include "chatpeg/peg/gbnf_export.h"
 #include "chatpeg/peg/matcher.h"
 
 namespace chatpeg::grammar {
@@ -115,6 +116,21 @@ TEST(serialize, round_trip_keeps_dump_json_and_matches) {
     EXPECT_EQ(loaded->root(), c.grammar.root());
     EXPECT_EQ(loaded->user_tags(), c.grammar.user_tags());
     EXPECT_EQ(loaded->rules(), c.grammar.rules());
+    // Same GBNF (whole and lazy from every rule).
+    const auto gbnf_before = peg::export_gbnf(c.grammar);
+    const auto gbnf_after = peg::export_gbnf(*loaded);
+    ASSERT_EQ(gbnf_before.has_value(), gbnf_after.has_value());
+    if (gbnf_before) {
+      EXPECT_EQ(*gbnf_after, *gbnf_before);
+    }
+    for (const auto r : c.grammar.rules()) {
+      const auto lazy_before = peg::export_gbnf(c.grammar, {.lazy_from = r});
+      const auto lazy_after = peg::export_gbnf(*loaded, {.lazy_from = r});
+      ASSERT_EQ(lazy_before.has_value(), lazy_after.has_value());
+      if (lazy_before) {
+        EXPECT_EQ(*lazy_after, *lazy_before);
+      }
+    }
     for (const auto& input : c.inputs) {
       for (const auto flags : {peg::match_flags::none, peg::match_flags::complete,
                                peg::match_flags::lenient | peg::match_flags::complete}) {

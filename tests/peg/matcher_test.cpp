@@ -271,6 +271,40 @@ TEST(Matcher, TagsRulesAtomic) {
        1, ""},
       {"user tag", [](builder& b) { return b.tag(b.user_tag("custom"), b.literal("x")); }, "x", N,
        ok, 1, "custom [0,1) \"x\"\n"},
+      // Partial input through the pass-through kinds: the child decides, the AST is kept.
+      {"schema partial",
+       [](builder& b) { return b.schema("s", "{}", false, b.content(b.literal("xyz"))); }, "xy", L,
+       more, 2, "content [0,2) partial \"xy\"\n"},
+      {"schema partial strict",
+       [](builder& b) { return b.schema("s", "{}", false, b.content(b.literal("xyz"))); }, "xy", N,
+       no, 0, nullptr},
+      {"gbnf partial", [](builder& b) { return b.content(b.gbnf("\"xyz\"", b.literal("xyz"))); },
+       "x", L, more, 1, "content [0,1) partial \"x\"\n"},
+      {"gbnf partial strict", [](builder& b) { return b.gbnf("\"xyz\"", b.literal("xyz")); }, "x",
+       N, no, 0, nullptr},
+      {"ref partial",
+       [](builder& b) {
+         b.rule("r", b.content(b.literal("abc")));
+         return b.literal("<") + b.ref("r");
+       },
+       "<a", L, more, 2, "r [1,2) partial \"a\"\n  content [1,2) partial \"a\"\n"},
+      {"tag around cut literal at eof", [](builder& b) { return b.content(b.literal("ab")); }, "",
+       L, more, 0, "content [0,0) partial \"\"\n"},
+  });
+}
+
+// Kinds that consume nothing decide without input: lenient never turns them into
+// need_more_input, except `end`, which succeeds at the end (more input would not change that
+// the text so far is complete).
+TEST(Matcher, EmptyKindsUnderLenient) {
+  run_cases({
+      {"eps lenient", [](builder& b) { return b.content(b.eps()); }, "", L, ok, 0,
+       "content [0,0) \"\"\n"},
+      {"start lenient", [](builder& b) { return b.start(); }, "", L, ok, 0, ""},
+      {"start then literal cut", [](builder& b) { return b.start() + b.literal("ab"); }, "a", L,
+       more, 1, ""},
+      {"end lenient empty", [](builder& b) { return b.end(); }, "", L, ok, 0, ""},
+      {"end lenient leftover", [](builder& b) { return b.end(); }, "x", L, no, 0, nullptr},
   });
 }
 
