@@ -1,0 +1,213 @@
+// Internal: peg::matcher's per-match state and the recursive-descent routines over it. The
+// core (node dispatch, sequences, choices, tags/rules, memo replay, errors) is in matcher.cpp;
+// the scanners (any, space, char-class runs, until) and repetitions — with their growing
+// (incremental) caches — are in matcher_scan.cpp. Hot helpers (run, touch, record_fail) are
+// inline here so both files get them without a call.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chatpeg/peg/matcher.h"
+#include "peg/matcher_state.h"
+
+namespace chatpeg::peg {
+
+struct matcher::state {
+  using step = detail::step;
+  using memo_entry = detail::memo_entry;
+  using memo_kind = detail::memo_kind;
+  using abort_reason = detail::abort_reason;
+
+  const grammar* g = nullptr;
+  matcher_options options;
+
+  // Per match.
+  const char* data = nullptr;
+  std::string_view input;
+  std::uint32_t size = 0;
+  bool lenient = false;
+  std::uint32_t depth = 0;
+  std::uint64_t steps = 0;
+  abort_reason aborted = abort_reason::none;
+  std::uint32_t abort_pos = 0;
+  std::uint32_t examined = 0;
+
+  std::vector<ast_node> ast;
+  std::uint32_t parent = no_ast;
+  detail::memo_table memo;
+  std::vector<ast_node> memo_ast;      // AST copies of memo entries evicted from `ast`
+  std::vector<std::uint32_t> pending;  // memo entries whose AST lives in `ast`
+  std::vector<std::uint32_t> last_child;
+
+  bool has_fail = false;
+  std::uint32_t furthest = 0;
+  std::vector<node_id> expected;
+  std::uint32_t in_predicate = 0;
+  bool skip_alternatives = true;
+
+  // Growing mode (match_growing): the memo survives between calls. Entries that saw the end
+  // of input are dropped at the start of the next call; the others stay valid because input
+  // only grows. Repetitions, `until` and char_class runs additionally record how far they got
+  // (progress) and long results, so a call only redoes the path from the root to the end of
+  // input plus the new bytes.
+  bool growing = false;        // the current match reads and writes the growing caches
+  bool growing_valid = false;  // the caches describe `grown`
+  std::string grown;           // the input of the previous match_growing call
+  std::uint32_t stamp = 0;     // growing call counter (entries written by this call)
+  std::vector<std::uint32_t> volatile_entries;  // memo entries with examined > size
+  std::vector<std::uint8_t> cached_nodes;       // node id → may have growing cache entries
+  std::size_t arena_garbage = 0;                // memo_ast nodes no live entry refers to
+
+  step fail() { return {match_status::fail, 0}; }
+
+  void reset(std::string_view in, match_flags flags) {
+    reset_call(in, flags);
+    memo.clear();
+    memo_ast.clear();
+    growing = false;
+    growing_valid = false;
+    grown.clear();
+    volatile_entries.clear();
+    cached_nodes.clear();
+    arena_garbage = 0;
+  }
+
+  // Per-call state only (the memo is kept).
+  void reset_call(std::string_view in, match_flags flags) {
+    input = in;
+    data = in.data();
+    size = static_cast<std::uint32_t>(in.size());
+    lenient = has_flag(flags, match_flags::lenient);
+    depth = 0;
+    steps = 0;
+    aborted = abort_reason::none;
+    abort_pos = 0;
+    examined = 0;
+    ast.clear();
+    parent = no_ast;
+    pending.clear();
+    has_fail = false;
+    furthest = 0;
+    expected.clear();
+    in_predicate = 0;
+  }
+
+  void touch(std::uint32_t x) {
+    if (x > examined) examined = x;
+  }
+
+  void record_fail(std::uint32_t pos, node_id id) {
+    if (in_predicate > 0) return;
+    if (!has_fail || pos > furthest) {
+      has_fail = true;
+      furthest = pos;
+      expected.clear();
+    }
+    if (pos == furthest && expected.size() < options.max_expected * 4u + 4u &&
+        std::find(expected.begin(), expected.end(), id) == expected.end()) {
+      expected.push_back(id);
+    }
+  }
+
+  // Drops AST nodes from index k on. Memo entries whose subtree would be lost are first
+  // copied to memo_ast. `pending` is ordered by ast_end.
+  void truncate(std::uint32_t k);
+
+  // Copies an entry's AST range from `ast` to the arena (parents outside the range → no_ast,
+  // others relative to the range).
+  void move_to_arena(memo_entry& e);
+
+  step run(node_id id, std::uint32_t pos) {
+    if (aborted != abort_reason::none) return fail();
+    if (++steps > options.max_steps) {
+      aborted = abort_reason::steps;
+      abort_pos = pos;
+      return fail();
+    }
+    if (depth >= options.max_depth) {
+      aborted = abort_reason::depth;
+      abort_pos = pos;
+      return fail();
+    }
+    if (id >= g->size()) return fail();
+    ++depth;
+    const step r = dispatch(id, pos);
+    --depth;
+    return r;
+  }
+
+  step dispatch(node_id id, std::uint32_t pos);
+
+  step match_literal(node_id id, const nodes::literal& l, std::uint32_t pos);
+
+  step match_sequence(const nodes::sequence& s, std::uint32_t pos);
+
+  step match_choice(const nodes::choice& ch, std::uint32_t pos);
+
+  step match_repetition(const nodes::repetition& rep, std::uint32_t pos);
+
+  // match_repetition with growing caches: resumes after the iterations that a previous call
+  // finished without seeing the end of input, and records the new such iterations.
+  step match_repetition_growing(node_id id, const nodes::repetition& rep, std::uint32_t pos);
+
+  // Writes a growing-cache entry for (id, pos) (found: its existing index + 1, or 0). An entry
+  // already written during this call is left alone (its AST may be pending).
+  void store(node_id id, std::uint32_t pos, std::uint32_t found, memo_entry e);
+
+  step match_space(std::uint32_t pos);
+
+  step match_any(node_id id, std::uint32_t pos);
+
+  step match_class(node_id id, const nodes::char_class& c, std::uint32_t pos);
+
+  bool delimiter_at(const std::string& d, std::uint32_t p) const {
+    return d.size() <= size - p && std::memcmp(data + p, d.data(), d.size()) == 0;
+  }
+
+  step match_until(node_id id, const nodes::until& u, std::uint32_t pos);
+
+  // The first position in [pos, q) where a delimiter starts, runs past the end of the input
+  // and matches as far as the input goes (a longer delimiter beginning before the shorter one
+  // found at q, e.g. "\n</p>" vs "</p>" on "x\n</p"), else q.
+  std::uint32_t partial_delimiter_before(const nodes::until& u, std::uint32_t pos,
+                                         std::uint32_t q) const;
+
+  step until_found(node_id id, const nodes::until& u, std::uint32_t pos, std::uint32_t found,
+                   std::uint32_t q, std::size_t len);
+
+  // tagged and rule nodes: an AST node around the child's span.
+  step match_wrapper(node_id id, node_id child, peg::tag t, node_id rule, std::uint32_t pos);
+
+  step match_rule(node_id id, const nodes::rule& rule, std::uint32_t pos);
+
+  step replay(const memo_entry& e);
+
+  // Appends a copy of an entry's AST range under the current parent.
+  void replay_ast(const memo_entry& e);
+
+  // Growing mode, before a call on input that extends `grown`: drops the entries that saw the
+  // end of input and compacts the AST arena when it is mostly garbage.
+  void begin_growing_call();
+
+  // Growing mode, after a call: the AST under construction is discarded, so entries that stay
+  // valid keep a copy of their nodes in the arena.
+  void end_growing_call();
+
+  void link_ast();
+
+  base::error limit_error() const;
+
+  // The error of a failed match, or of a complete-flag match that left input over.
+  base::error failure_error(step r, bool leftover);
+
+  std::string describe(node_id id) const;
+
+  std::string expected_text(bool add_end) const;
+};
+
+}  // namespace chatpeg::peg

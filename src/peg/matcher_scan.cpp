@@ -1,0 +1,413 @@
+// The matcher's scanners and repetitions: `any`, `space`, char-class runs (an ASCII bitmap
+// loop, UTF-8 decoding only for non-ASCII bytes), `until` (memchr or a first-byte table, with
+// delimiters cut by the end of input held back) and greedy repetition — plus their growing
+// caches for match_growing (how far a run or loop got before the end of input, so the next
+// call resumes there instead of rescanning). Split from matcher.cpp, which keeps the dispatch.
+#include <algorithm>
+#include <cstring>
+
+#include "chatpeg/base/utf8.h"
+#include "peg/matcher_impl.h"
+
+namespace chatpeg::peg {
+
+using detail::abort_reason;
+using detail::memo_entry;
+using detail::memo_kind;
+using detail::step;
+
+namespace {
+
+bool is_space_byte(unsigned char b) {
+  return b == ' ' || b == '\t' || b == '\n' || b == '\r';
+}
+
+bool class_contains(const nodes::char_class& c, char32_t cp) {
+  const auto& r = c.ranges;
+  std::size_t lo = 0, hi = r.size();
+  while (lo < hi) {
+    const std::size_t mid = (lo + hi) / 2;
+    if (r[mid].second < cp) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  const bool in = lo < r.size() && r[lo].first <= cp;
+  return in != c.negated;
+}
+
+}  // namespace
+
+step matcher::state::match_space(std::uint32_t pos) {
+  std::uint32_t p = pos;
+  while (p < size && is_space_byte(static_cast<unsigned char>(data[p]))) ++p;
+  if (p == size) {
+    touch(size + 1);
+    if (lenient) return {match_status::need_more_input, size};
+  } else {
+    touch(p + 1);
+  }
+  return {match_status::success, p};
+}
+
+step matcher::state::match_repetition(const nodes::repetition& rep, std::uint32_t pos) {
+  const auto mark = static_cast<std::uint32_t>(ast.size());
+  std::uint32_t p = pos;
+  std::uint32_t count = 0;
+  while (count < rep.max) {
+    const step r = run(rep.child, p);
+    if (r.status == match_status::fail) break;
+    if (r.status == match_status::need_more_input) return r;
+    ++count;
+    if (r.end == p) {  // matched empty: more iterations would change nothing
+      count = std::max(count, rep.min);
+      break;
+    }
+    p = r.end;
+  }
+  if (aborted != abort_reason::none) return fail();
+  if (p == size) touch(size + 1);  // the outcome depends on whether input continues
+  if (lenient && p == size && count < rep.max) return {match_status::need_more_input, size};
+  if (count < rep.min) {
+    truncate(mark);
+    return fail();
+  }
+  return {match_status::success, p};
+}
+
+// match_repetition with growing caches: resumes after the iterations that a previous call
+// finished without seeing the end of input, and records the new such iterations.
+step matcher::state::match_repetition_growing(node_id id, const nodes::repetition& rep,
+                                              std::uint32_t pos) {
+  const auto mark = static_cast<std::uint32_t>(ast.size());
+  std::uint32_t p = pos;
+  std::uint32_t count = 0;
+  std::uint32_t found = 0;
+  const std::uint32_t saved_examined = examined;
+  examined = pos;
+  if (cached_nodes[id] != 0 && (found = memo.find_index(id, pos)) != 0) {
+    const memo_entry& e = memo.entry(found - 1);
+    if (e.kind == memo_kind::result) {
+      const step r = replay(e);
+      touch(saved_examined);
+      return r;
+    }
+    replay_ast(e);
+    p = e.end;
+    count = e.count;
+    touch(e.examined);
+  }
+  const std::uint32_t resumed = count;
+  std::uint32_t perm_count = count, perm_end = p, perm_examined = examined;
+  auto perm_ast = static_cast<std::uint32_t>(ast.size());
+  step out{match_status::fail, 0};
+  bool decided = false;
+  while (count < rep.max) {
+    const step r = run(rep.child, p);
+    if (r.status == match_status::fail) break;
+    if (r.status == match_status::need_more_input) {
+      out = r;
+      decided = true;
+      break;
+    }
+    ++count;
+    if (r.end == p) {
+      count = std::max(count, rep.min);
+      break;
+    }
+    p = r.end;
+    if (examined <= size) {
+      perm_count = count;
+      perm_end = p;
+      perm_examined = examined;
+      perm_ast = static_cast<std::uint32_t>(ast.size());
+    }
+  }
+  if (aborted != abort_reason::none) return fail();
+  if (!decided) {
+    if (p == size) touch(size + 1);
+    if (lenient && p == size && count < rep.max) {
+      out = {match_status::need_more_input, size};
+    } else if (count < rep.min) {
+      out = fail();
+    } else {
+      out = {match_status::success, p};
+    }
+  }
+  if (out.status == match_status::success && examined <= size &&
+      p - pos >= options.growing_cache_span) {
+    memo_entry e;
+    e.status = match_status::success;
+    e.end = p;
+    e.examined = examined;
+    e.ast_begin = mark;
+    e.ast_end = static_cast<std::uint32_t>(ast.size());
+    store(id, pos, found, e);
+  } else if (perm_count > resumed && perm_end - pos >= options.growing_cache_span) {
+    memo_entry e;
+    e.kind = memo_kind::progress;
+    e.end = perm_end;
+    e.count = perm_count;
+    e.examined = perm_examined;
+    e.ast_begin = mark;
+    e.ast_end = perm_ast;
+    store(id, pos, found, e);
+  }
+  if (out.status == match_status::fail) truncate(mark);
+  touch(saved_examined);
+  return out;
+}
+
+// Writes a growing-cache entry for (id, pos) (found: its existing index + 1, or 0). An entry
+// already written during this call is left alone (its AST may be pending).
+void matcher::state::store(node_id id, std::uint32_t pos, std::uint32_t found, memo_entry e) {
+  e.rule = id;
+  e.pos = pos;
+  e.stamp = stamp;
+  e.in_arena = e.ast_begin == e.ast_end;
+  std::uint32_t index;
+  if (found != 0) {
+    memo_entry& old = memo.entry(found - 1);
+    if (old.stamp == stamp) return;
+    if (old.in_arena) arena_garbage += old.ast_end - old.ast_begin;
+    old = e;
+    index = found - 1;
+  } else {
+    if (memo.find_index(id, pos) != 0) return;  // written by a nested visit meanwhile
+    index = memo.insert(e);
+    cached_nodes[id] = 1;
+  }
+  if (e.in_arena) return;
+  // Keep `pending` ordered by ast_end (a progress range may end before nodes already
+  // pending from later iterations).
+  auto it = pending.end();
+  while (it != pending.begin() && memo.entry(*(it - 1)).ast_end > e.ast_end) --it;
+  pending.insert(it, index);
+}
+
+step matcher::state::match_any(node_id id, std::uint32_t pos) {
+  if (pos >= size) {
+    touch(size + 1);
+    if (lenient) return {match_status::need_more_input, size};
+    record_fail(pos, id);
+    return fail();
+  }
+  const auto d = base::decode_utf8(input, pos);
+  if (d.status == base::utf8_status::incomplete) {
+    touch(size + 1);
+    if (lenient) return {match_status::need_more_input, size};
+  } else {
+    touch(pos + d.length);
+  }
+  return {match_status::success, pos + d.length};
+}
+
+step matcher::state::match_class(node_id id, const nodes::char_class& c, std::uint32_t pos) {
+  std::uint32_t p = pos;
+  std::uint32_t count = 0;
+  bool at_eof = false;
+  bool cut = false;  // an incomplete UTF-8 sequence at the end of input was looked at
+  std::uint32_t found = 0;
+  if (growing && cached_nodes[id] != 0 && (found = memo.find_index(id, pos)) != 0) {
+    const memo_entry& e = memo.entry(found - 1);
+    if (e.kind == memo_kind::result) return replay(e);
+    p = e.end;  // [pos, p) is known to be in the class, p on a code point boundary
+    count = e.count;
+  }
+  while (count < c.max) {
+    // ASCII fast path: a tight loop over bytes in the bitmap (one byte = one code point).
+    const std::uint32_t room = c.max - count;
+    const std::uint32_t limit = size - p > room ? p + room : size;
+    const std::uint32_t run_start = p;
+    const auto* bytes = reinterpret_cast<const unsigned char*>(data);
+    while (p < limit && bytes[p] < 0x80 && c.ascii[bytes[p]]) ++p;
+    count += p - run_start;
+    if (count >= c.max) break;
+    if (p >= size) {
+      at_eof = true;
+      break;
+    }
+    const auto b = static_cast<unsigned char>(data[p]);
+    if (b < 0x80) break;  // an ASCII byte outside the class
+    const auto d = base::decode_utf8(input, p);
+    if (d.status == base::utf8_status::incomplete) {
+      if (lenient) {
+        at_eof = true;
+        break;
+      }
+      cut = true;
+    }
+    const char32_t cp = d.status == base::utf8_status::ok ? d.code_point : 0xFFFD;
+    if (!class_contains(c, cp)) break;
+    p += d.length;
+    ++count;
+  }
+  if (at_eof || cut) {
+    touch(size + 1);
+    if (growing && at_eof && p - pos >= options.growing_cache_span) {
+      memo_entry e;
+      e.kind = memo_kind::progress;
+      e.end = p;
+      e.count = count;
+      e.examined = p;
+      store(id, pos, found, e);
+    }
+    if (at_eof && lenient) return {match_status::need_more_input, size};
+  } else {
+    touch(count < c.max ? p + 1 : p);
+    if (growing && p - pos >= options.growing_cache_span) {
+      memo_entry e;
+      e.status = count >= c.min ? match_status::success : match_status::fail;
+      e.end = p;
+      e.examined = count < c.max ? p + 1 : p;
+      store(id, pos, found, e);
+    }
+  }
+  if (count >= c.min) return {match_status::success, p};
+  record_fail(p, id);
+  return fail();
+}
+
+step matcher::state::match_until(node_id id, const nodes::until& u, std::uint32_t pos) {
+  const auto& ds = u.delimiters;
+  std::uint32_t from = pos;  // no delimiter starts in [pos, from)
+  std::uint32_t found = 0;
+  if (growing && cached_nodes[id] != 0 && (found = memo.find_index(id, pos)) != 0) {
+    const memo_entry& e = memo.entry(found - 1);
+    if (e.kind == memo_kind::result) return replay(e);
+    from = e.end;
+  }
+  if (!ds.empty()) {
+    if (ds.size() == 1 || u.first_bytes.count() == 1) {
+      const auto first = static_cast<unsigned char>(ds[0].empty() ? 0 : ds[0][0]);
+      std::uint32_t p = from;
+      while (p < size) {
+        const void* hit = std::memchr(data + p, first, size - p);
+        if (!hit) break;
+        const auto q = static_cast<std::uint32_t>(static_cast<const char*>(hit) - data);
+        for (const auto& d : ds) {
+          if (delimiter_at(d, q)) return until_found(id, u, pos, found, q, d.size());
+        }
+        p = q + 1;
+      }
+    } else {
+      for (std::uint32_t q = from; q < size; ++q) {
+        if (!u.first_bytes[static_cast<unsigned char>(data[q])]) continue;
+        for (const auto& d : ds) {
+          if (delimiter_at(d, q)) return until_found(id, u, pos, found, q, d.size());
+        }
+      }
+    }
+  }
+  touch(size + 1);
+  std::size_t longest = 0;
+  for (const auto& d : ds) longest = std::max(longest, d.size());
+  if (growing && !ds.empty()) {
+    // Every delimiter starting before size - (longest - 1) would have ended inside the input.
+    const std::uint32_t safe = longest == 0 ? size
+                               : size - pos > longest - 1
+                                   ? static_cast<std::uint32_t>(size - (longest - 1))
+                                   : pos;
+    if (safe > from && safe - pos >= options.growing_cache_span) {
+      memo_entry e;
+      e.kind = memo_kind::progress;
+      e.end = safe;
+      e.examined = safe;
+      store(id, pos, found, e);
+    }
+  }
+  if (!lenient) return {match_status::success, size};
+  // The input may end with the beginning of a delimiter: stop before it.
+  const std::uint32_t tail = longest > 1 && size - pos > longest - 1
+                                 ? static_cast<std::uint32_t>(size - (longest - 1))
+                                 : pos;
+  for (std::uint32_t q = tail; q < size; ++q) {
+    if (!u.first_bytes[static_cast<unsigned char>(data[q])]) continue;
+    for (const auto& d : ds) {
+      const std::size_t rem = size - q;
+      if (d.size() > rem && std::memcmp(data + q, d.data(), rem) == 0) {
+        return {match_status::need_more_input, q};
+      }
+    }
+  }
+  return {match_status::need_more_input, size};
+}
+
+// The first position in [pos, q) where a delimiter starts, runs past the end of the input
+// and matches as far as the input goes (a longer delimiter beginning before the shorter one
+// found at q, e.g. "\n</p>" vs "</p>" on "x\n</p"), else q.
+std::uint32_t matcher::state::partial_delimiter_before(const nodes::until& u, std::uint32_t pos,
+                                                       std::uint32_t q) const {
+  std::size_t longest = 0;
+  for (const auto& d : u.delimiters) longest = std::max(longest, d.size());
+  if (longest < 2) return q;
+  std::uint32_t from =
+      size - pos > longest - 1 ? static_cast<std::uint32_t>(size - (longest - 1)) : pos;
+  for (; from < q; ++from) {
+    if (!u.first_bytes[static_cast<unsigned char>(data[from])]) continue;
+    const std::size_t rem = size - from;
+    for (const auto& d : u.delimiters) {
+      if (d.size() > rem && std::memcmp(data + from, d.data(), rem) == 0) return from;
+    }
+  }
+  return q;
+}
+
+step matcher::state::until_found(node_id id, const nodes::until& u, std::uint32_t pos,
+                                 std::uint32_t found, std::uint32_t q, std::size_t len) {
+  // A delimiter cut by the end of the input that starts before q decides the text: with
+  // more input it may match first. Lenient: undecided until then; otherwise the input is
+  // final and q stands, but the result depended on the end of input.
+  if (const std::uint32_t earlier = partial_delimiter_before(u, pos, q); earlier < q) {
+    touch(size + 1);
+    if (lenient) return {match_status::need_more_input, earlier};
+    return {match_status::success, q};
+  }
+  const auto examined_end = static_cast<std::uint32_t>(q + len);
+  touch(examined_end);
+  if (growing && q - pos >= options.growing_cache_span) {
+    memo_entry e;
+    e.status = match_status::success;
+    e.end = q;
+    e.examined = examined_end;
+    store(id, pos, found, e);
+  }
+  return {match_status::success, q};
+}
+
+// Growing mode, before a call on input that extends `grown`: drops the entries that saw the
+// end of input and compacts the AST arena when it is mostly garbage.
+void matcher::state::begin_growing_call() {
+  for (const std::uint32_t i : volatile_entries) {
+    memo_entry& e = memo.entry(i);
+    if (e.in_arena) arena_garbage += e.ast_end - e.ast_begin;
+    memo.erase(i);
+  }
+  volatile_entries.clear();
+  if (arena_garbage > 4096 && arena_garbage * 2 > memo_ast.size()) {
+    std::vector<ast_node> live;
+    live.reserve(memo_ast.size() - arena_garbage);
+    for (memo_entry& e : memo.entries()) {
+      if (e.rule == no_node || !e.in_arena || e.ast_begin == e.ast_end) continue;
+      const auto nb = static_cast<std::uint32_t>(live.size());
+      live.insert(live.end(), memo_ast.begin() + e.ast_begin, memo_ast.begin() + e.ast_end);
+      e.ast_begin = nb;
+      e.ast_end = static_cast<std::uint32_t>(live.size());
+    }
+    memo_ast.swap(live);
+    arena_garbage = 0;
+  }
+}
+
+// Growing mode, after a call: the AST under construction is discarded, so entries that stay
+// valid keep a copy of their nodes in the arena.
+void matcher::state::end_growing_call() {
+  for (const std::uint32_t i : pending) {
+    memo_entry& e = memo.entry(i);
+    if (e.examined <= size && !e.in_arena) move_to_arena(e);
+  }
+  pending.clear();
+}
+
+}  // namespace chatpeg::peg
