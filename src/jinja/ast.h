@@ -22,6 +22,9 @@ struct node {
 
 struct expr : node {
   virtual value eval(interp& in) const = 0;
+  // Height of this subtree (1 for a leaf), set by the parser, which bounds it: evaluating and
+  // destroying an expression recurse once per level.
+  std::uint32_t height = 1;
 };
 using expr_ptr = std::unique_ptr<expr>;
 
@@ -241,6 +244,9 @@ struct block_stmt final : stmt {  // {% generation %}: renders its body unchange
   body content;
   flow exec(interp& in) const override;
 };
+
+// The largest height among the direct children of `e` (0 for a leaf).
+std::uint32_t max_child_height(const expr& e);
 
 }  // namespace chatpeg::jinja::detail
 

@@ -49,14 +49,22 @@ value fn_range(interp& in, call_args& args) {
       in.fail("range expected at most 3 arguments");
   }
   if (step == 0) in.fail("range() arg 3 must not be zero");
-  std::int64_t count = 0;
-  if (step > 0 && stop > start) count = (stop - start + step - 1) / step;
-  if (step < 0 && stop < start) count = (start - stop - step - 1) / (-step);
-  if (static_cast<std::uint64_t>(count) > in.options.limits.max_range)
+  // Counted in unsigned arithmetic: stop - start overflows int64 for range(-2**62, 2**62).
+  std::uint64_t ucount = 0;
+  if ((step > 0 && stop > start) || (step < 0 && stop < start)) {
+    std::uint64_t diff = step > 0
+                             ? static_cast<std::uint64_t>(stop) - static_cast<std::uint64_t>(start)
+                             : static_cast<std::uint64_t>(start) - static_cast<std::uint64_t>(stop);
+    std::uint64_t ustep =
+        step > 0 ? static_cast<std::uint64_t>(step) : static_cast<std::uint64_t>(-(step + 1)) + 1;
+    ucount = diff / ustep + (diff % ustep != 0 ? 1 : 0);
+  }
+  if (ucount > in.options.limits.max_range)
     in.fail("Range too big. The sandbox blocks ranges larger than MAX_RANGE (" +
                 std::to_string(in.options.limits.max_range) + ").",
             base::errc::limit_exceeded);
   std::vector<value> out;
+  auto count = static_cast<std::int64_t>(ucount);
   out.reserve(static_cast<std::size_t>(count));
   for (std::int64_t i = 0; i < count; ++i) out.push_back(value::integer(start + i * step));
   return value::range(std::move(out), {start, stop, step});
@@ -189,7 +197,14 @@ struct json_writer {
   bool sort_keys, ensure_ascii;
   std::string out;
 
+  // Escapes grow a string at most 6x: checked before (at least its size) and after.
   void str(std::string_view s) {
+    in.check_output_size(add_sat(out.size(), s.size() + 2));
+    str_escaped(s);
+    in.check_output_size(out.size());
+  }
+
+  void str_escaped(std::string_view s) {
     out += '"';
     std::size_t i = 0;
     while (i < s.size()) {
@@ -281,6 +296,7 @@ struct json_writer {
   }
 
   void newline(std::size_t level) {
+    in.check_output_size(add_sat(out.size() + 1, mul_sat(level, indent.size())));
     out += '\n';
     for (std::size_t i = 0; i < level; ++i) out += indent;
   }
@@ -441,11 +457,13 @@ std::string tojson(interp& in, const value& v, const value& indent, const value&
   if (!indent.is_none() && !indent.is_undefined()) {
     w.has_indent = true;
     w.item_sep = ",";
-    if (indent.is_string())
+    if (indent.is_string()) {
       w.indent = indent.str();
-    else
-      w.indent =
-          std::string(static_cast<std::size_t>(std::max<std::int64_t>(0, indent.as_int())), ' ');
+    } else {
+      auto n = static_cast<std::uint64_t>(std::max<std::int64_t>(0, indent.as_int()));
+      in.check_output_size(n);
+      w.indent = std::string(n, ' ');
+    }
   }
   if (!separators.is_none() && !separators.is_undefined()) {
     auto seps = iterate(in, separators);

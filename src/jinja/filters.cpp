@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <unordered_set>
 
 #include "jinja/interp.h"
 #include "jinja/strutil.h"
@@ -116,6 +117,7 @@ std::vector<value> sorted_values(interp& in, std::vector<value> items, bool reve
     keyed.emplace_back(lower_key(k, case_sensitive), i);
   }
   std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+    in.work(1);
     int c = order(in, a.first, b.first, "<");
     return reverse ? c > 0 : c < 0;
   });
@@ -353,8 +355,10 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
     value old = r.get(0, "old");
     value rep = r.get(1, "new");
     value count = r.get(2, "count", value::none());
-    return value::string(
-        py_replace(soft_str(v), to_str(old), to_str(rep), count.is_none() ? -1 : count.as_int()));
+    std::string subject = soft_str(v), from = to_str(old), to = to_str(rep);
+    std::int64_t n_max = count.is_none() ? -1 : count.as_int();
+    in.check_output_size(py_replace_size(subject, from, to, n_max));
+    return value::string(py_replace(subject, from, to, n_max));
   }
   if (n == "round") {
     std::int64_t precision = r.get(0, "precision", value::integer(0)).as_int();
@@ -404,17 +408,33 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
   if (n == "unique") {
     bool cs = r.get(0, "case_sensitive", value::boolean(false)).truthy();
     value attribute = r.get(1, "attribute", value::none());
-    std::vector<value> out, seen;
+    // Hashed like Python's set for str and numbers (1 == 1.0 == True); other keys (None,
+    // containers) are compared one by one, as before.
+    std::vector<value> out, keys, others;
+    std::unordered_set<std::string_view> strings;
+    std::unordered_set<std::int64_t> ints;
+    std::unordered_set<double> floats;
     for (const auto& item : iterate(in, v)) {
       value key = lower_key(attribute.is_none() ? item : attr_path(in, item, attribute), cs);
-      bool dup = false;
-      for (const auto& s : seen)
-        if (equals(s, key)) {
-          dup = true;
-          break;
-        }
-      if (!dup) {
-        seen.push_back(key);
+      bool fresh;
+      if (key.is_string()) {
+        fresh = strings.insert(key.str()).second;
+      } else if (key.is_int() || key.is_bool()) {
+        fresh = ints.insert(key.as_int()).second;
+      } else if (key.is_float() && !std::isnan(key.as_float())) {
+        double d = key.as_float();
+        if (d == std::trunc(d) && std::fabs(d) < 9.2e18)
+          fresh = ints.insert(static_cast<std::int64_t>(d)).second;
+        else
+          fresh = floats.insert(d).second;
+      } else {
+        in.work(others.size() + 1);
+        fresh = std::none_of(others.begin(), others.end(),
+                             [&](const value& o) { return equals(o, key); });
+        if (fresh) others.push_back(key);
+      }
+      if (fresh) {
+        keys.push_back(key);  // keeps the hashed strings alive
         out.push_back(item);
       }
     }
@@ -449,6 +469,7 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
       }
     }
     if (!cur.empty()) {
+      if (!fill.is_none()) in.check_items(static_cast<std::uint64_t>(count));
       if (!fill.is_none())
         while (static_cast<std::int64_t>(cur.size()) < count) cur.push_back(fill);
       out.push_back(value::list(std::move(cur)));
@@ -463,12 +484,14 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
     value width = r.get(0, "width", value::integer(4));
     bool first = r.get(1, "first", value::boolean(false)).truthy();
     bool blank = r.get(2, "blank", value::boolean(false)).truthy();
-    std::string ind =
-        width.is_string()
-            ? width.str()
-            : std::string(static_cast<std::size_t>(std::max<std::int64_t>(0, width.as_int())), ' ');
+    std::uint64_t ind_size =
+        width.is_string() ? width.str().size()
+                          : static_cast<std::uint64_t>(std::max<std::int64_t>(0, width.as_int()));
+    in.check_output_size(ind_size);
+    std::string ind = width.is_string() ? width.str() : std::string(ind_size, ' ');
     std::string s = soft_str(v) + "\n";
     auto lines = py_splitlines(s, false);
+    in.check_output_size(add_sat(s.size(), mul_sat(lines.size() + 1, ind_size)));
     std::string rv;
     if (blank) {
       for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -504,6 +527,7 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
     std::string s = soft_str(v);
     auto len = static_cast<std::int64_t>(utf8_length(s));
     if (width <= len) return value::string(s);
+    in.check_output_size(add_sat(s.size(), static_cast<std::uint64_t>(width - len)));
     std::int64_t marg = width - len;
     std::int64_t left = marg / 2 + (marg & width & 1);
     return value::string(std::string(static_cast<std::size_t>(left), ' ') + s +
@@ -609,6 +633,7 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
     std::int64_t slices = r.get(0, "slices").as_int();
     value fill = r.get(1, "fill_with", value::none());
     if (slices <= 0) in.fail("slices must be positive");
+    in.check_items(static_cast<std::uint64_t>(slices));
     std::vector<value> seq = iterate(in, v);
     auto length = static_cast<std::int64_t>(seq.size());
     std::int64_t per = length / slices, extra = length % slices, offset = 0;

@@ -3,6 +3,7 @@
 // with template line:column, and the lazy view of the JSON context as values.
 #include "jinja/interp.h"
 
+#include <algorithm>
 #include <ctime>
 #include <optional>
 
@@ -13,6 +14,9 @@ namespace detail {
 
 interp::interp(const program& p, const render_options& o) : prog(p), options(o) {
   deadline = std::chrono::steady_clock::now() + options.limits.max_time;
+  meter.max_total = options.limits.max_total_bytes;
+  meter.max_value = options.limits.max_output_bytes;
+  meter.offset = &current_offset;
 }
 
 value interp::lookup(std::string_view name) const {
@@ -41,7 +45,11 @@ void interp::fail_undefined(const value& v) const {
   fail(u ? undefined_message(*u) : "undefined value");
 }
 
-void interp::check_output_size(std::size_t n) const {
+void interp::check_items(std::uint64_t n) const {
+  check_output_size(mul_sat(n, slot_charge));
+}
+
+void interp::check_output_size(std::uint64_t n) const {
   if (n > options.limits.max_output_bytes)
     fail("output size limit (" + std::to_string(options.limits.max_output_bytes) +
              " bytes) exceeded",
@@ -155,11 +163,12 @@ base::result<std::string> render(const program& prog, const json::value& context
     return base::make_error(base::errc::invalid_argument, "render context must be a JSON object");
   }
   std::string out;
-  out.reserve(prog.source.size() + 1024);  // one buffer, rarely regrown
-  in.out = &out;
-  in.current = root;
   std::optional<base::error> failure;
+  meter_scope metering(&in.meter);
   try {
+    out.reserve(std::min(prog.source.size() + 1024, options.limits.max_output_bytes));
+    in.out = &out;
+    in.current = root;
     in.exec_body(prog.root);
   } catch (const render_failure& f) {
     base::location where;
@@ -171,6 +180,15 @@ base::result<std::string> render(const program& prog, const json::value& context
     failure = base::make_error(f.code, f.message, where);
   } catch (const std::bad_alloc&) {
     failure = base::make_error(base::errc::limit_exceeded, "out of memory while rendering");
+  } catch (const std::exception& e) {  // a bug: a library call threw (never let it escape)
+    failure =
+        base::make_error(base::errc::internal_error, std::string("render failed: ") + e.what());
+  }
+  if (options.stats) {
+    options.stats->bytes_charged = in.meter.charged;
+    options.stats->loop_iterations = in.iterations;
+    options.stats->peak_depth = in.peak_depth;
+    options.stats->output_bytes = out.size();
   }
   // Break the reference cycles macros create (closure scope → macro value → closure scope).
   in.current.reset();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -16,12 +17,6 @@
 #include "jinja/value.h"
 
 namespace chatpeg::jinja::detail {
-
-struct render_failure {
-  base::errc code;
-  std::string message;
-  std::size_t offset;  // npos when unknown
-};
 
 // Variable names are views: every name comes from the program's syntax tree, the JSON
 // context or a string literal, all of which outlive the render.
@@ -60,6 +55,9 @@ class interp {
   std::chrono::steady_clock::time_point deadline;
   std::vector<scope_ptr> macro_scopes;  // cleared after rendering to break closure cycles
   std::uint32_t time_check_counter = 0;
+  std::size_t peak_depth = 0;
+  std::uint64_t work_done = 0, next_time_check = 0;
+  render_meter meter;
 
   value lookup(std::string_view name) const;
   // The variable `name` or null (no Undefined built).
@@ -77,14 +75,26 @@ class interp {
 
   void write(std::string_view s);
   void write_value(const value& v);
-  void check_output_size(std::size_t n) const;
+  // Size checks run BEFORE the allocation they guard (sizes saturate instead of wrapping).
+  void check_output_size(std::uint64_t n) const;
+  void check_items(std::uint64_t n) const;  // a list of n slots (slot_charge bytes each)
   void count_iteration();
   void check_time();
+  // Work outside loops (sorting, unique, membership scans): checks the clock every 64 Ki
+  // units so a single built-in call cannot outlast max_time by much.
+  void work(std::uint64_t units) {
+    work_done += units;
+    if (work_done >= next_time_check) {
+      next_time_check = work_done + 65536;
+      check_time();
+    }
+  }
 
   struct depth_guard {
     interp& in;
     explicit depth_guard(interp& i) : in(i) {
-      if (++in.depth > in.options.limits.max_depth) {
+      if (++in.depth > in.peak_depth) in.peak_depth = in.depth;
+      if (in.depth > in.options.limits.max_depth) {
         --in.depth;
         in.fail(
             "recursion depth limit (" + std::to_string(in.options.limits.max_depth) + ") exceeded",
@@ -141,4 +151,15 @@ struct arg_reader {
   void done(std::size_t max_positional);  // errors on unexpected arguments
 };
 
+}  // namespace chatpeg::jinja::detail
+
+namespace chatpeg::jinja::detail {
+// a * b, saturating (sizes computed from template-controlled counts must not wrap).
+inline std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+inline std::uint64_t add_sat(std::uint64_t a, std::uint64_t b) {
+  return a + b < a ? UINT64_MAX : a + b;
+}
 }  // namespace chatpeg::jinja::detail

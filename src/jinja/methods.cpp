@@ -80,16 +80,21 @@ std::string format_spec(interp& in, const value& v, std::string_view spec) {
     ++i;
   }
   std::size_t width = 0;
-  while (i < spec.size() && std::isdigit(static_cast<unsigned char>(spec[i])))
+  while (i < spec.size() && std::isdigit(static_cast<unsigned char>(spec[i]))) {
     width = width * 10 + static_cast<std::size_t>(spec[i++] - '0');
+    if (width > in.options.limits.max_output_bytes) in.check_output_size(width);
+  }
   char group = 0;
   if (i < spec.size() && (spec[i] == ',' || spec[i] == '_')) group = spec[i++];
   int prec = -1;
   if (i < spec.size() && spec[i] == '.') {
     ++i;
     prec = 0;
-    while (i < spec.size() && std::isdigit(static_cast<unsigned char>(spec[i])))
+    while (i < spec.size() && std::isdigit(static_cast<unsigned char>(spec[i]))) {
       prec = prec * 10 + (spec[i++] - '0');
+      // Wider than any double's digits (and than the formatting buffer).
+      if (prec > 400) in.fail("format precision too large", base::errc::limit_exceeded);
+    }
   }
   char type = i < spec.size() ? spec[i] : 0;
   std::string body;
@@ -212,7 +217,8 @@ std::string str_format(interp& in, std::string_view fmt, call_args& args, bool m
         v = args.positional[auto_idx++];
       } else if (std::all_of(head.begin(), head.end(),
                              [](char ch) { return ch >= '0' && ch <= '9'; })) {
-        std::size_t k = static_cast<std::size_t>(std::stoul(std::string(head)));
+        std::size_t k =
+            head.size() > 9 ? SIZE_MAX : static_cast<std::size_t>(std::stoul(std::string(head)));
         if (k >= args.positional.size())
           in.fail("Replacement index " + std::to_string(k) +
                   " out of range for positional args tuple");
@@ -238,6 +244,7 @@ std::string str_format(interp& in, std::string_view fmt, call_args& args, bool m
           std::string_view key = field.substr(p + 1, q - p - 1);
           bool digits = !key.empty() && std::all_of(key.begin(), key.end(),
                                                     [](char ch) { return ch >= '0' && ch <= '9'; });
+          if (digits && key.size() > 18) digits = false;  // Python: a huge index misses anyway
           v = getitem_value(in, v,
                             digits ? value::integer(std::stoll(std::string(key)))
                                    : value::string(std::string(key)));
@@ -252,6 +259,7 @@ std::string str_format(interp& in, std::string_view fmt, call_args& args, bool m
         out += html_escape(format_spec(in, v, spec));
       else
         out += format_spec(in, v, spec);
+      in.check_output_size(out.size());
     } else if (c == '}') {
       if (i + 1 < fmt.size() && fmt[i + 1] == '}')
         ++i;
@@ -340,8 +348,8 @@ value plain_str_method(interp& in, const value& self, std::string_view n, call_a
     value a = r.get(0, "old"), b = r.get(1, "new");
     if (!a.is_string() || !b.is_string()) in.fail("replace() argument must be str");
     std::int64_t count = r.get(2, "count", value::integer(-1)).as_int();
+    in.check_output_size(py_replace_size(s, a.str(), b.str(), count));
     std::string out = py_replace(s, a.str(), b.str(), count);
-    in.check_output_size(out.size());
     return value::string(std::move(out));
   }
   if (n == "find" || n == "rfind" || n == "index" || n == "rindex" || n == "count") {
@@ -422,7 +430,8 @@ value plain_str_method(interp& in, const value& self, std::string_view n, call_a
     }
     auto len = static_cast<std::int64_t>(utf8_length(s));
     if (width <= len) return self;
-    in.check_output_size(static_cast<std::size_t>(width));
+    in.check_output_size(
+        add_sat(s.size(), mul_sat(static_cast<std::uint64_t>(width - len), fill.size())));
     auto pad = static_cast<std::size_t>(width - len);
     auto rep = [&](std::size_t k) {
       std::string o;

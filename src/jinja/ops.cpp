@@ -130,18 +130,14 @@ value repeat(interp& in, const value& seq, std::int64_t n) {
   if (n < 0) n = 0;
   if (seq.is_string()) {
     const std::string& s = seq.str();
-    if (!s.empty())
-      in.check_output_size(s.size() *
-                           static_cast<std::size_t>(std::min<std::int64_t>(n, INT32_MAX)));
+    if (!s.empty()) in.check_output_size(mul_sat(s.size(), static_cast<std::uint64_t>(n)));
     std::string out;
     out.reserve(s.size() * static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) out += s;
     return value::string(std::move(out));
   }
   const auto& items = seq.items();
-  if (!items.empty())
-    in.check_output_size(items.size() *
-                         static_cast<std::size_t>(std::min<std::int64_t>(n, INT32_MAX)));
+  if (!items.empty()) in.check_items(mul_sat(items.size(), static_cast<std::uint64_t>(n)));
   std::vector<value> out;
   for (std::int64_t i = 0; i < n; ++i) out.insert(out.end(), items.begin(), items.end());
   return seq.is_tuple() ? value::tuple(std::move(out)) : value::list(std::move(out));
@@ -247,12 +243,34 @@ value getitem_value(interp& in, const value& obj, const value& key) {
       break;
     case vkind::string:
       if (key.is_int() || key.is_bool()) {
-        auto chars = utf8_chars(obj.str());
+        // Walks to the code point without building the list of all of them.
+        // Negative indices walk back from the end: s[i] and s[-i] cost O(i).
+        const std::string& s = obj.str();
+        const char* d = s.data();
+        std::size_t size = s.size();
+        auto is_lead = [d](std::size_t k) {
+          return (static_cast<unsigned char>(d[k]) & 0xC0) != 0x80;
+        };
         std::int64_t i = key.as_int();
-        auto n = static_cast<std::int64_t>(chars.size());
-        if (i < 0) i += n;
-        if (i >= 0 && i < n) return value::string(std::string(chars[static_cast<std::size_t>(i)]));
-        return missing_item(obj, key);
+        std::size_t p = 0;
+        if (i >= 0) {
+          in.work(static_cast<std::uint64_t>(i) / 16);
+          for (std::int64_t k = 0; p < size && k < i; ++k) do
+              ++p;
+            while (p < size && !is_lead(p));
+        } else {
+          in.work(static_cast<std::uint64_t>(-(i + 1)) / 16);
+          p = size;
+          for (std::int64_t k = 0; k > i; --k) {
+            if (p == 0) return missing_item(obj, key);
+            do --p;
+            while (p > 0 && !is_lead(p));
+          }
+        }
+        if (p >= size) return missing_item(obj, key);
+        std::size_t e = p + 1;
+        while (e < s.size() && !is_lead(e)) ++e;
+        return value::string(s.substr(p, e - p));
       }
       break;
     case vkind::loop:
@@ -285,8 +303,11 @@ std::vector<value> iterate(interp& in, const value& v) {
       return out;
     }
     case vkind::string: {
+      in.check_items(utf8_length(v.str()));
       std::vector<value> out;
-      for (auto c : utf8_chars(v.str())) out.push_back(value::string(std::string(c)));
+      auto chars = utf8_chars(v.str());
+      out.reserve(chars.size());
+      for (auto c : chars) out.push_back(value::string(std::string(c)));
       return out;
     }
     default:
@@ -342,6 +363,7 @@ value binary(interp& in, binary_op op, const value& a, const value& b) {
       }
       if (((a.is_list() && b.is_list()) || (a.is_tuple() && b.is_tuple())) &&
           a.view_kind() == value::view::none && b.view_kind() == value::view::none) {
+        in.check_items(a.items().size() + b.items().size());
         std::vector<value> out = a.items();
         out.insert(out.end(), b.items().begin(), b.items().end());
         return a.is_list() ? value::list(std::move(out)) : value::tuple(std::move(out));
@@ -450,6 +472,7 @@ bool contains(interp& in, const value& container, const value& item) {
       return container.str().find(item.str()) != std::string::npos;
     case vkind::list:
     case vkind::tuple:
+      in.work(container.items().size());
       for (const auto& v : container.items())
         if (equals(v, item)) return true;
       return false;
@@ -618,6 +641,10 @@ value percent_format(interp& in, const std::string& fmt, const value& args, bool
         arg = list[next++];
       }
     }
+    // Python accepts any width; the result of a wider one could not be output anyway.
+    if (width.size() > 9 || prec.size() > 9 ||
+        static_cast<std::uint64_t>(std::atoi(width.c_str())) > in.options.limits.max_output_bytes)
+      in.check_output_size(UINT64_MAX);
     std::string piece;
     std::string spec = "%" + flags + width + (has_prec ? "." + prec : "");
     char buf[512];
@@ -688,6 +715,7 @@ value percent_format(interp& in, const std::string& fmt, const value& args, bool
           piece.insert(0, w - len, ' ');
       }
     }
+    in.check_output_size(add_sat(out.size(), piece.size()));
     out += piece;
   }
   if (!mapping_like && next < list.size())

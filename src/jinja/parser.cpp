@@ -46,12 +46,13 @@ bool known_test(std::string_view n) {
 struct parse_failure {
   std::string message;
   std::size_t offset;
+  base::errc code = base::errc::syntax_error;
 };
 
 class parser {
  public:
-  parser(const std::vector<token>& toks, std::size_t max_nesting)
-      : toks_(toks), max_nesting_(max_nesting) {}
+  parser(const std::vector<token>& toks, std::size_t max_nesting, std::size_t max_height)
+      : toks_(toks), max_nesting_(max_nesting), max_height_(max_height) {}
 
   body parse_root() {
     body b = subparse({});
@@ -64,6 +65,7 @@ class parser {
   const std::vector<token>& toks_;
   std::size_t pos_ = 0;
   std::size_t max_nesting_;
+  std::size_t max_height_;
   std::size_t depth_ = 0;
   std::vector<macro_def*> macros_;
   int loop_depth_ = 0;
@@ -80,7 +82,10 @@ class parser {
   struct depth_guard {
     parser& p;
     explicit depth_guard(parser& pp) : p(pp) {
-      if (++p.depth_ > p.max_nesting_) p.fail("template nesting too deep");
+      if (++p.depth_ > p.max_nesting_)
+        throw parse_failure{
+            "template nesting too deep (more than " + std::to_string(p.max_nesting_) + " levels)",
+            p.cur().offset, base::errc::limit_exceeded};
     }
     ~depth_guard() { --p.depth_; }
   };
@@ -136,6 +141,18 @@ class parser {
     if (cur().type != tok::block_end)
       fail("expected token 'end of statement block', got " + describe(cur()));
     advance();
+  }
+
+  // Sets the height of a node whose children are complete and enforces
+  // max_expression_height. Called on every composite node before it becomes a child, which
+  // keeps left-leaning chains (built in loops, not by recursion) bounded too.
+  void seal(expr& e) {
+    std::uint32_t m = max_child_height(e);
+    e.height = m + 1;
+    if (e.height > max_height_)
+      throw parse_failure{
+          "expression nested too deeply (more than " + std::to_string(max_height_) + " levels)",
+          e.offset, base::errc::limit_exceeded};
   }
 
   template <class T>
@@ -483,6 +500,7 @@ class parser {
     auto n = make<list_expr>(off);
     n->tuple = true;
     n->items = std::move(args);
+    seal(*n);
     return n;
   }
 
@@ -501,6 +519,7 @@ class parser {
       c->test = parse_or();
       if (skip_name("else")) c->otherwise = parse_expression(true);
       c->then = std::move(e);
+      seal(*c);
       e = std::move(c);
     }
     return e;
@@ -514,6 +533,7 @@ class parser {
       b->op = binary_op::or_;
       b->left = std::move(left);
       b->right = parse_and();
+      seal(*b);
       left = std::move(b);
     }
     return left;
@@ -527,6 +547,7 @@ class parser {
       b->op = binary_op::and_;
       b->left = std::move(left);
       b->right = parse_not();
+      seal(*b);
       left = std::move(b);
     }
     return left;
@@ -539,6 +560,7 @@ class parser {
       advance();
       u->op = unary_op::not_;
       u->operand = parse_not();
+      seal(*u);
       return u;
     }
     return parse_compare();
@@ -577,7 +599,10 @@ class parser {
       }
       c->rest.emplace_back(op, parse_math1());
     }
-    if (c) return c;
+    if (c) {
+      seal(*c);  // flat: a long comparison chain is evaluated without recursing
+      return c;
+    }
     return first;
   }
 
@@ -586,6 +611,7 @@ class parser {
     b->op = op;
     b->left = std::move(l);
     b->right = std::move(r);
+    seal(*b);
     return b;
   }
 
@@ -638,6 +664,7 @@ class parser {
       u->op = cur().text == "-" ? unary_op::neg : unary_op::pos;
       advance();
       u->operand = parse_unary(false);
+      seal(*u);
       node = std::move(u);
     } else {
       node = parse_primary();
@@ -719,6 +746,7 @@ class parser {
         l->items.push_back(parse_expression(true));
       }
       advance();
+      seal(*l);
       return l;
     }
     if (is_op("{")) {
@@ -732,6 +760,7 @@ class parser {
         d->items.emplace_back(std::move(k), parse_expression(true));
       }
       advance();
+      seal(*d);
       return d;
     }
     fail("unexpected " + describe(t));
@@ -767,6 +796,7 @@ class parser {
       } else {
         return node;
       }
+      seal(*node);
     }
   }
 
@@ -809,6 +839,7 @@ class parser {
       auto t = make<list_expr>(off);
       t->tuple = true;
       t->items = std::move(args);
+      seal(*t);
       g->index = std::move(t);
     }
     return g;
@@ -895,6 +926,7 @@ class parser {
       } else {
         return node;
       }
+      seal(*node);
     }
   }
 };
@@ -918,14 +950,14 @@ base::result<std::shared_ptr<const program>> parse_program(std::string_view sour
     return e;
   }
   try {
-    parser p(*toks, options.max_nesting);
+    parser p(*toks, options.max_nesting, options.max_expression_height);
     prog->root = p.parse_root();
   } catch (const parse_failure& f) {
     base::location where;
     where.offset = f.offset;
     where.file = options.file;
     base::fill_line_column(where, prog->source);
-    return base::make_error(base::errc::syntax_error, f.message, where);
+    return base::make_error(f.code, f.message, where);
   }
   return std::shared_ptr<const program>(std::move(prog));
 }

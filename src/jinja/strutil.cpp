@@ -318,6 +318,28 @@ std::string jinja_title(std::string_view s) {
   return encode(out);
 }
 
+std::uint64_t py_replace_size(std::string_view s, std::string_view old, std::string_view rep,
+                              std::int64_t count) {
+  std::uint64_t n = 0;  // replacements made
+  if (old.empty()) {
+    std::uint64_t slots = 1;  // one before each code point and one at the end
+    for (char c : s)
+      if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++slots;
+    n = count < 0 ? slots : std::min<std::uint64_t>(slots, static_cast<std::uint64_t>(count));
+  } else {
+    for (std::size_t p = s.find(old);
+         p != std::string_view::npos && (count < 0 || n < static_cast<std::uint64_t>(count));
+         p = s.find(old, p + old.size()))
+      ++n;
+  }
+  // s.size() - n * old.size() + n * rep.size(), saturating.
+  std::uint64_t grown, total;
+  if (__builtin_mul_overflow(n, static_cast<std::uint64_t>(rep.size()), &grown) ||
+      __builtin_add_overflow(s.size() - n * old.size(), grown, &total))
+    return UINT64_MAX;
+  return total;
+}
+
 std::string py_replace(std::string_view s, std::string_view old, std::string_view rep,
                        std::int64_t count) {
   std::string out;

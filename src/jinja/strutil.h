@@ -25,6 +25,10 @@ bool py_isupper(std::string_view s, bool upper);  // str.isupper() / (false) str
 bool py_istitle(std::string_view s);
 std::string py_title(std::string_view s);     // str.title()
 std::string jinja_title(std::string_view s);  // the |title filter
+// The size py_replace would return, computed without building it (callers check it against
+// the output limit first: a replace can multiply the size of a string).
+std::uint64_t py_replace_size(std::string_view s, std::string_view old, std::string_view rep,
+                              std::int64_t count);
 std::string py_replace(std::string_view s, std::string_view old, std::string_view rep,
                        std::int64_t count);
 std::vector<char32_t> decode(std::string_view s);

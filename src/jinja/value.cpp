@@ -13,7 +13,47 @@
 
 namespace chatpeg::jinja::detail {
 
+namespace {
+thread_local render_meter* tl_meter = nullptr;
+
+std::string limit_text(const char* what, std::uint64_t n, const char* unit) {
+  return std::string(what) + " (" + std::to_string(n) + unit + ") exceeded";
+}
+
+void charge_items(std::size_t n) {
+  if (tl_meter) tl_meter->charge(string_charge + n * slot_charge);
+}
+}  // namespace
+
+void render_meter::charge(std::uint64_t bytes) {
+  charged += bytes;
+  if (charged > max_total)
+    throw render_failure{base::errc::limit_exceeded,
+                         limit_text("memory limit", max_total, " bytes"),
+                         offset ? *offset : base::npos};
+}
+
+void render_meter::check_value(std::uint64_t bytes) const {
+  if (bytes > max_value)
+    throw render_failure{base::errc::limit_exceeded,
+                         limit_text("output size limit", max_value, " bytes"),
+                         offset ? *offset : base::npos};
+}
+
+render_meter* current_meter() {
+  return tl_meter;
+}
+
+meter_scope::meter_scope(render_meter* m) : saved_(tl_meter) {
+  tl_meter = m;
+}
+
+meter_scope::~meter_scope() {
+  tl_meter = saved_;
+}
+
 value value::string(std::string s) {
+  if (tl_meter) tl_meter->charge(string_charge + s.size());
   value v(vkind::string);
   v.ptr_ = std::make_shared<string_obj>(std::move(s));
   return v;
@@ -24,11 +64,13 @@ value value::markup(std::string s) {
   return v;
 }
 value value::generator(std::vector<value> items) {
+  charge_items(items.size());
   value v(vkind::generator);
   v.ptr_ = std::make_shared<list_obj>(std::move(items));
   return v;
 }
 value value::list(std::vector<value> items) {
+  charge_items(items.size());
   value v(vkind::list);
   v.ptr_ = std::make_shared<list_obj>(std::move(items));
   return v;
@@ -39,6 +81,7 @@ value value::list(std::shared_ptr<list_obj> l) {
   return v;
 }
 value value::range(std::vector<value> items, range_args r) {
+  charge_items(items.size());
   auto l = std::make_shared<list_obj>(std::move(items));
   l->range_start = r.start;
   l->range_stop = r.stop;
@@ -52,6 +95,7 @@ value::range_args value::range_of() const {
   return {l.range_start, l.range_stop, l.range_step};
 }
 value value::tuple(std::vector<value> items) {
+  charge_items(items.size());
   value v(vkind::tuple);
   v.ptr_ = std::make_shared<list_obj>(std::move(items));
   return v;
@@ -283,6 +327,7 @@ void dict_obj::set(value key, value v) {
       return;
     }
   }
+  if (tl_meter) tl_meter->charge(2 * slot_charge);
   entries.emplace_back(std::move(key), std::move(v));
 }
 
@@ -435,12 +480,14 @@ static void append_dict_entries(std::string& out, const value& v) {
     append_repr(out, e.first);
     out += ": ";
     append_repr(out, e.second);
+    if (tl_meter) tl_meter->check_value(out.size());
   }
 }
 
 void append_repr(std::string& out, const value& v) {
   switch (v.kind()) {
     case vkind::string:
+      if (tl_meter) tl_meter->check_value(out.size() + v.str().size());
       if (v.is_markup()) {
         out += "Markup(";
         append_string_repr(out, v.str());
@@ -471,6 +518,7 @@ void append_repr(std::string& out, const value& v) {
       for (std::size_t i = 0; i < items.size(); ++i) {
         if (i) out += ", ";
         append_repr(out, items[i]);
+        if (tl_meter) tl_meter->check_value(out.size());
       }
       if (tuple && items.size() == 1) out += ',';
       out += tuple ? ')' : ']';
@@ -627,7 +675,7 @@ std::size_t utf8_length(std::string_view s) {
 
 std::vector<std::string_view> utf8_chars(std::string_view s) {
   std::vector<std::string_view> out;
-  out.reserve(s.size());
+  out.reserve(utf8_length(s));  // not s.size(): 16 bytes per byte of a large string
   std::size_t i = 0;
   while (i < s.size()) {
     std::size_t j = i + 1;

@@ -18,6 +18,42 @@
 
 namespace chatpeg::jinja::detail {
 
+// Thrown to stop a render; turned into base::error at the API edge (render()).
+struct render_failure {
+  base::errc code;
+  std::string message;
+  std::size_t offset;  // npos when unknown
+};
+
+// Memory accounting of one render, reachable from value construction through a thread-local
+// pointer while the render runs (renders are single-threaded; concurrent renders on other
+// threads have their own). Every string, list/tuple slot and dict entry the template creates
+// is charged when it is wrapped as a value; the sum is bounded by render_limits::
+// max_total_bytes, so a render's live heap never exceeds that bound plus one value being
+// built (itself checked against max_output_bytes before it is allocated).
+struct render_meter {
+  std::uint64_t charged = 0;            // bytes charged so far (cumulative, never decremented)
+  std::uint64_t max_total = 0;          // render_limits::max_total_bytes
+  std::uint64_t max_value = 0;          // render_limits::max_output_bytes: any one value
+  const std::size_t* offset = nullptr;  // node being evaluated (for the error location)
+  void charge(std::uint64_t bytes);     // throws render_failure past max_total
+  void check_value(std::uint64_t bytes) const;  // throws render_failure past max_value
+};
+render_meter* current_meter();  // null outside a render
+class meter_scope {             // installs a meter for the current thread
+ public:
+  explicit meter_scope(render_meter* m);
+  ~meter_scope();
+  meter_scope(const meter_scope&) = delete;
+  meter_scope& operator=(const meter_scope&) = delete;
+
+ private:
+  render_meter* saved_;
+};
+// Bytes charged for a container slot / a string object (its header and allocator overhead).
+constexpr std::uint64_t slot_charge = 32;
+constexpr std::uint64_t string_charge = 48;
+
 enum class vkind : std::uint8_t {
   undefined,
   none,

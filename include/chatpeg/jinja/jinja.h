@@ -22,6 +22,10 @@ struct parse_options {
   std::string file;                         // used in error locations
   std::size_t max_source_bytes = 4u << 20;  // larger sources are errc::limit_exceeded
   std::size_t max_nesting = 200;            // expression/statement nesting while parsing
+  // Height of one expression's syntax tree, counting left-leaning chains (`a ~ b ~ c ...`,
+  // `x.a.b.c`, `v|f|g`) that the parser builds without recursing: bounds the recursion of
+  // evaluating and destroying it.
+  std::size_t max_expression_height = 400;
 };
 
 // A parsed template. Immutable and safe to render from several threads at once.
@@ -30,14 +34,29 @@ class program;
 base::result<std::shared_ptr<const program>> parse_template(std::string_view source,
                                                             const parse_options& options = {});
 
-// Each limit stops rendering with errc::limit_exceeded and its own message (see
-// limit_message_prefix below).
+// Each limit stops rendering with errc::limit_exceeded and its own message ("recursion depth
+// limit", "loop iteration limit", "output size limit", "render time limit", "memory limit";
+// range() beyond max_range raises Jinja's own "Range too big").
+// Memory: a render's heap stays below max_total_bytes (everything it creates, cumulatively)
+// plus about 3 x max_output_bytes (the output buffer and the value being built, each checked
+// against max_output_bytes before it is allocated).
 struct render_limits {
   std::size_t max_depth = 256;                    // macro calls / recursive loops / nesting
   std::uint64_t max_loop_iterations = 1'000'000;  // summed over all loops of one render
-  std::size_t max_output_bytes = 16u << 20;       // rendered text and any captured block
-  std::chrono::milliseconds max_time{2000};       // wall time of one render
-  std::size_t max_range = 100'000;                // range() length (Jinja's sandbox bound)
+  // Rendered text, any captured block and any one value built (a list slot counts 32 bytes).
+  std::size_t max_output_bytes = 16u << 20;
+  std::chrono::milliseconds max_time{2000};  // wall time of one render
+  std::size_t max_range = 100'000;           // range() length (Jinja's sandbox bound)
+  // Bytes of all strings, list slots and dict entries one render creates (cumulative).
+  std::uint64_t max_total_bytes = 256u << 20;
+};
+
+// What one render used, for callers that watch their bounds (filled on success and failure).
+struct render_stats {
+  std::uint64_t bytes_charged = 0;    // against max_total_bytes
+  std::uint64_t loop_iterations = 0;  // against max_loop_iterations
+  std::size_t peak_depth = 0;         // against max_depth
+  std::size_t output_bytes = 0;       // against max_output_bytes
 };
 
 struct render_options {
@@ -52,6 +71,7 @@ struct render_options {
   // round-trip corpus renders with when the transformers-configured render raises (e.g.
   // `tools | map(attribute='function') | tojson`, `ids.append(x)`).
   bool compat = false;
+  render_stats* stats = nullptr;  // optional: filled when render() returns
 };
 
 // Renders with the given variables (a JSON object; key order is kept, as Python dicts do).
