@@ -3,16 +3,20 @@ SHELL := /bin/bash
 #   make run    installs missing Debian packages, builds (Release), parses the bundled example
 #               output (examples/) into an OpenAI message and streams it as deltas
 #   make test   installs missing Debian packages, builds, runs every test (ctest)
-# Also: make bench (benchmarks), make format, make clean.
+# Also: make bench (benchmarks), make format, make clean,
+#   make test-sanitize  every test under ASan + UBSan + LeakSanitizer (build-asan)
+#   make fuzz           libFuzzer targets (fuzz/README.md), each run FUZZ_SECONDS (default 60)
 
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 DEBIAN_PACKAGES := g++ cmake make pkg-config python3 python3-jinja2 \
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libgtest-dev libgmock-dev libbenchmark-dev
+# Only for `make fuzz` (libFuzzer ships with clang's runtime libraries).
+FUZZ_DEBIAN_PACKAGES := clang libclang-rt-14-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps configure build run test bench format clean
+.PHONY: all deps fuzz-deps configure build run test test-sanitize fuzz bench format clean
 
 all: build
 
@@ -22,6 +26,15 @@ deps:
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "deps: installing$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+fuzz-deps:
+	@missing=""; for p in $(FUZZ_DEBIAN_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "fuzz-deps: installing$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
@@ -42,6 +55,31 @@ run: build
 
 test: build
 	@cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure 2>&1 | grep -v -E '^ *([0-9]+/[0-9]+ Test +#[0-9]+: .* Passed|Start +[0-9]+: )' ; exit $${PIPESTATUS[0]}
+
+# The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (+ LeakSanitizer, part of
+# ASan), -O1, frame pointers kept, every finding fatal. Its own build directory.
+ASAN_DIR ?= build-asan
+SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=1:strict_string_checks=1 \
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+
+test-sanitize: deps
+	@cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+	  -DCHATPEG_SANITIZE=address,undefined -DCHATPEG_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(ASAN_DIR) -j $(JOBS)
+	@cd $(ASAN_DIR) && $(SANITIZE_ENV) ctest -j $(JOBS) --output-on-failure 2>&1 | grep -v -E '^ *([0-9]+/[0-9]+ Test +#[0-9]+: .* Passed|Start +[0-9]+: )' ; exit $${PIPESTATUS[0]}
+
+# libFuzzer targets (clang; -fsanitize=fuzzer,address,undefined), each run FUZZ_SECONDS with its
+# seed corpus and dictionary; FUZZ_TARGETS picks some (default all). Fails on any crash, leak
+# or timeout; the input is left in $(FUZZ_DIR)/fuzz/artifacts/.
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+
+fuzz: deps fuzz-deps
+	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+	  -DCHATPEG_BUILD_FUZZ=ON -DCHATPEG_BUILD_TESTS=OFF -DCHATPEG_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(FUZZ_DIR) --target chatpeg_fuzz -j $(JOBS)
+	@fuzz/run_fuzz.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 bench: build
 	@for b in $(BUILD_DIR)/bench/*_bench; do echo "== $$b"; $$b --benchmark_counters_tabular=true || exit 1; done

@@ -1,0 +1,234 @@
+// Fuzz target stream_session: a real chat parser (chat::prepare on a bundled template and
+// request) × a model output fed to stream::session in fuzzer-chosen chunks, asserting the
+// streaming invariants of DESIGN.md §7 inside the target.
+// Layout: byte 0 selects the configuration (template × request, see configs below) and, in
+// bit 7, finish(hit_token_limit); byte 1 = k (mod 8), then k chunk-size bytes (each 1..64,
+// cycled), then the output.
+// Checks: never throws or crashes; no errc::internal_error (a refused retraction is a bug);
+// every delta is valid UTF-8; a call's header (id, name, arguments "") precedes its argument
+// fragments, headers come in index order, names and ids are sent once; after every feed
+// current() is the concatenation of the deltas; after finish the concatenation equals the
+// final message and every final arguments text is a JSON object; the chunked stream, the
+// one-chunk stream and stream::parse agree: all succeed with the same message, or all fail.
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "chatpeg/base/utf8.h"
+#include "chatpeg/chat/prepare.h"
+#include "chatpeg/chat/template.h"
+#include "chatpeg/json/json.h"
+#include "chatpeg/stream/parse.h"
+#include "chatpeg/stream/session.h"
+#include "fuzz_util.h"
+
+namespace {
+
+using namespace chatpeg;
+
+std::string read_or_die(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "stream_session: cannot read %s\n", path.c_str());
+    std::abort();
+  }
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+constexpr const char* tools_request = R"({"messages": [{"role": "user", "content": "hi"}],
+  "tools": [
+    {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
+      "properties": {"city": {"type": "string"}, "days": {"type": "integer"},
+                     "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+      "required": ["city"]}}},
+    {"type": "function", "function": {"name": "search", "parameters": {"type": "object",
+      "properties": {"q": {"type": "string"}, "filters": {"type": "object"}}}}}],
+  "parallel_tool_calls": true)";
+
+struct config {
+  const char* template_file;  // relative to the source dir
+  std::string request;        // JSON body
+};
+
+std::vector<config> configs() {
+  const std::string t = tools_request;
+  return {
+      {"examples/chatml_tools.jinja", t + "}"},
+      {"examples/chatml_tools.jinja", t + R"(, "tool_choice": "required"})"},
+      {"examples/chatml_tools.jinja", R"({"messages": [{"role": "user", "content": "hi"}]})"},
+      {"examples/chatml_tools.jinja",
+       R"({"messages": [{"role": "user", "content": "hi"}], "response_format": {"type":
+          "json_schema", "json_schema": {"name": "a", "schema": {"type": "object",
+          "properties": {"a": {"type": "array", "items": {"type": "integer"}}}}}}})"},
+      {"fuzz/templates/tagged_args.jinja", t + "}"},
+      {"fuzz/templates/reasoning_brackets.jinja", t + "}"},
+      {"fuzz/templates/reasoning_brackets.jinja", t + R"(, "reasoning_format": "none"})"},
+  };
+}
+
+std::vector<chat::prepared>& prepared_configs() {
+  static std::vector<chat::prepared> all = [] {
+    std::vector<chat::prepared> out;
+    for (const auto& c : configs()) {
+      auto source = read_or_die(std::string(CHATPEG_SOURCE_DIR) + "/" + c.template_file);
+      auto tmpl = chat::chat_template::create(std::move(source), {.file = c.template_file});
+      auto body = json::parse(c.request);
+      if (!tmpl || !body) {
+        std::fprintf(stderr, "stream_session: config %s does not load\n", c.template_file);
+        std::abort();
+      }
+      auto req = chat::request::from_json(*body);
+      if (!req) std::abort();
+      auto p = chat::prepare(**tmpl, *req, {.build_gbnf = false});
+      if (!p) {
+        std::fprintf(stderr, "stream_session: prepare failed: %s\n", p.error().to_string().c_str());
+        std::abort();
+      }
+      out.push_back(std::move(*p));
+    }
+    return out;
+  }();
+  return all;
+}
+
+// Assembles deltas and checks the per-delta invariants.
+struct assembler {
+  chat::message message;
+  void add(const stream::delta& d) {
+    FUZZ_CHECK(!d.empty(), "empty delta");
+    FUZZ_CHECK(base::is_valid_utf8(d.content), "content delta not UTF-8");
+    FUZZ_CHECK(base::is_valid_utf8(d.reasoning_content), "reasoning delta not UTF-8");
+    if (!d.content.empty()) message.content = message.content.value_or("") + d.content;
+    if (!d.reasoning_content.empty()) {
+      message.reasoning_content = message.reasoning_content.value_or("") + d.reasoning_content;
+    }
+    for (const auto& t : d.tool_calls) {
+      FUZZ_CHECK(base::is_valid_utf8(t.arguments), "argument fragment not UTF-8");
+      auto& calls = message.tool_calls;
+      if (t.id || t.name) {
+        FUZZ_CHECK(t.id && t.name && !t.id->empty() && !t.name->empty(),
+                   "header without id or name");
+        FUZZ_CHECK(t.arguments.empty(), "header with arguments");
+        FUZZ_CHECK(t.index == calls.size(), "header for index %zu after %zu headers", t.index,
+                   calls.size());
+        calls.push_back({.id = *t.id, .name = *t.name, .arguments = ""});
+      } else {
+        FUZZ_CHECK(t.index < calls.size(), "arguments for call %zu before its header", t.index);
+        FUZZ_CHECK(!t.arguments.empty(), "empty argument fragment");
+        calls[t.index].arguments += t.arguments;
+      }
+    }
+  }
+};
+
+bool same_message(const chat::message& a, const chat::message& b, bool ids) {
+  if (a.content.value_or("") != b.content.value_or("")) return false;
+  if (a.reasoning_content.value_or("") != b.reasoning_content.value_or("")) return false;
+  if (a.tool_calls.size() != b.tool_calls.size()) return false;
+  for (std::size_t i = 0; i < a.tool_calls.size(); ++i) {
+    const auto &x = a.tool_calls[i], &y = b.tool_calls[i];
+    if (x.name != y.name || x.arguments != y.arguments) return false;
+    if (ids && !x.id.empty() && !y.id.empty() && x.id != y.id) return false;
+  }
+  return true;
+}
+
+std::string describe(const chat::message& m) {
+  return json::dump(m.to_json());
+}
+
+struct outcome {
+  bool ok = false;
+  base::error error;
+  chat::message message;
+};
+
+void check_error(const base::error& e) {
+  FUZZ_CHECK(e.code != base::errc::internal_error, "internal error: %s", e.to_string().c_str());
+}
+
+outcome run(const chat::prepared& p, std::string_view output, const std::vector<std::size_t>& sizes,
+            bool hit_limit) {
+  int next_id = 0;
+  stream::session s(p, {.id_generator = [&] { return "call_fz" + std::to_string(next_id++); }});
+  assembler all;
+  outcome out;
+  std::size_t at = 0;
+  for (std::size_t i = 0; at < output.size(); ++i) {
+    const std::size_t n = sizes.empty() ? output.size() : sizes[i % sizes.size()];
+    auto r = s.feed(output.substr(at, n));
+    at += std::min(n, output.size() - at);
+    if (!r) {
+      check_error(r.error());
+      out.error = r.error();
+      return out;
+    }
+    for (const auto& d : *r) all.add(d);
+    FUZZ_CHECK(same_message(s.current(), all.message, true),
+               "current() after %zu bytes is not the deltas so far:\n%s\nvs\n%s", at,
+               describe(s.current()).c_str(), describe(all.message).c_str());
+  }
+  auto f = s.finish({.hit_token_limit = hit_limit});
+  if (!f) {
+    check_error(f.error());
+    out.error = f.error();
+    return out;
+  }
+  for (const auto& d : f->deltas) all.add(d);
+  FUZZ_CHECK(same_message(all.message, f->message, true),
+             "deltas do not add up to the final message:\n%s\nvs\n%s",
+             describe(all.message).c_str(), describe(f->message).c_str());
+  for (const auto& c : f->message.tool_calls) {
+    auto v = json::parse(c.arguments);
+    FUZZ_CHECK(v && v->is_object(), "final arguments not a JSON object: %s", c.arguments.c_str());
+  }
+  out.ok = true;
+  out.message = f->message;
+  return out;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  prepared_configs();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  fuzz::byte_reader r(fuzz::as_view(data, size));
+  const std::uint8_t selector = r.u8();
+  const auto& all = prepared_configs();
+  const auto& p = all[(selector & 0x7F) % all.size()];
+  const bool hit_limit = (selector & 0x80) != 0;
+  std::vector<std::size_t> sizes;
+  for (std::size_t k = r.u8() % 8; k > 0; --k) sizes.push_back(1 + r.u8() % 64);
+  const auto output = r.rest();
+  FUZZ_NO_THROW_BEGIN
+  const auto chunked = run(p, output, sizes, hit_limit);
+  const auto whole = run(p, output, {}, hit_limit);
+  FUZZ_CHECK(chunked.ok == whole.ok, "chunked stream %s but one-chunk stream %s: %s",
+             chunked.ok ? "succeeds" : "fails", whole.ok ? "succeeds" : "fails",
+             (chunked.ok ? whole.error : chunked.error).to_string().c_str());
+  if (chunked.ok) {
+    FUZZ_CHECK(same_message(chunked.message, whole.message, true),
+               "final message depends on the chunking:\n%s\nvs\n%s",
+               describe(chunked.message).c_str(), describe(whole.message).c_str());
+  }
+  auto parsed = stream::parse(p, output, {.allow_truncated = hit_limit});
+  if (!parsed) check_error(parsed.error());
+  FUZZ_CHECK(parsed.has_value() == whole.ok, "stream::parse %s but the session %s: %s",
+             parsed ? "succeeds" : "fails", whole.ok ? "succeeds" : "fails",
+             (parsed ? whole.error : parsed.error()).to_string().c_str());
+  if (parsed) {
+    FUZZ_CHECK(same_message(*parsed, whole.message, true),
+               "stream::parse and the session disagree:\n%s\nvs\n%s", describe(*parsed).c_str(),
+               describe(whole.message).c_str());
+  }
+  FUZZ_NO_THROW_END
+  return 0;
+}
