@@ -11,6 +11,7 @@
 #include "chatpeg/peg/validate.h"
 #include "peg/char_class_syntax.h"
 #include "peg/first_sets.h"
+#include "peg/loop_plans.h"
 
 namespace chatpeg::peg {
 
@@ -412,6 +413,7 @@ base::result<grammar> builder::build(parser root, const build_options& options) 
   }
   g_.root_ = root.id;
   detail::fill_first_tables(g_.nodes_, nullable_nodes(g_));
+  g_.loop_plans_ = detail::fill_loop_plans(g_.nodes_);
   if (options.validate) {
     const auto issues = validate(g_);
     if (!issues.empty()) {

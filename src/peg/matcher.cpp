@@ -91,9 +91,16 @@ step matcher::state::dispatch(node_id id, std::uint32_t pos) {
       return match_sequence(*std::get_if<nodes::sequence>(&n), pos);
     case kind<nodes::choice>:
       return match_choice(*std::get_if<nodes::choice>(&n), pos);
-    case kind<nodes::repetition>:
-      if (growing) return match_repetition_growing(id, *std::get_if<nodes::repetition>(&n), pos);
-      return match_repetition(*std::get_if<nodes::repetition>(&n), pos);
+    case kind<nodes::repetition>: {
+      const auto& rep = *std::get_if<nodes::repetition>(&n);
+      if (growing) return match_repetition_growing(id, rep, pos);
+      // A loop with a precomputed plan runs as one scan. Not while an error is recomputed
+      // without first-byte skipping: that run must list every alternative tried.
+      if (rep.plan < g->loop_plans().size() && skip_alternatives && options.loop_plans) {
+        return match_escaped_text(g->loop_plans()[rep.plan], pos);
+      }
+      return match_repetition(rep, pos);
+    }
     case kind<nodes::peek>: {
       const auto mark = static_cast<std::uint32_t>(ast.size());
       const step r = run(std::get_if<nodes::peek>(&n)->child, pos);

@@ -161,6 +161,10 @@ struct matcher::state {
 
   step match_space(std::uint32_t pos);
 
+  // A repetition with an escaped_text loop_plan: the same result as match_repetition over its
+  // choice, in one loop (plain bytes through the plan's table, escapes inline).
+  step match_escaped_text(const loop_plan& plan, std::uint32_t pos);
+
   step match_any(node_id id, std::uint32_t pos);
 
   step match_class(node_id id, const nodes::char_class& c, std::uint32_t pos);

@@ -186,6 +186,75 @@ void matcher::state::store(node_id id, std::uint32_t pos, std::uint32_t found, m
   pending.insert(it, index);
 }
 
+step matcher::state::match_escaped_text(const loop_plan& plan, std::uint32_t pos) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data);
+  const std::uint8_t* table = plan.bytes;
+  std::uint32_t p = pos;
+  // The loop ends (success at p) where neither alternative matches; need_more_input where the
+  // node-by-node match would have reached the end of input inside an alternative (lenient).
+  for (;;) {
+    while (p < size && (table[bytes[p]] & loop_plan::plain) != 0) ++p;
+    if (p >= size) break;
+    const unsigned char b = bytes[p];
+    if (b >= 0x80) {  // plain: every non-ASCII code point (and U+FFFD for invalid bytes)
+      const auto d = base::decode_utf8(input, p);
+      if (d.status == base::utf8_status::incomplete && lenient) break;  // cut at the end
+      p += d.length;
+      continue;
+    }
+    if (b != plan.escape) {
+      touch(p + 1);
+      return {match_status::success, p};
+    }
+    // Escape: E then one simple byte, or U and exactly hex_count hex digits.
+    const std::uint32_t q = p + 1;
+    if (q >= size) {
+      touch(size + 1);
+      if (lenient) return {match_status::need_more_input, size};
+      return {match_status::success, p};
+    }
+    const unsigned char c = bytes[q];
+    // Neither simple (ASCII) nor U can start with a non-ASCII byte: the first-byte tables
+    // skip both alternatives, even for a sequence cut by the end of input.
+    if (c >= 0x80) {
+      touch(q + 1);
+      return {match_status::success, p};
+    }
+    if ((table[c] & loop_plan::simple) != 0) {
+      p = q + 1;
+      continue;
+    }
+    if (c != plan.unicode) {
+      touch(q + 1);
+      return {match_status::success, p};
+    }
+    std::uint32_t h = q + 1;
+    const std::uint32_t hex_end = q + 1 + plan.hex_count;
+    while (h < size && h < hex_end && bytes[h] < 0x80 && (table[bytes[h]] & loop_plan::hex) != 0) {
+      ++h;
+    }
+    if (h == hex_end) {
+      p = h;
+      continue;
+    }
+    if (h >= size) {
+      touch(size + 1);
+      if (lenient) return {match_status::need_more_input, size};
+      return {match_status::success, p};
+    }
+    if (bytes[h] >= 0x80 && lenient &&
+        base::decode_utf8(input, h).status == base::utf8_status::incomplete) {
+      touch(size + 1);
+      return {match_status::need_more_input, size};
+    }
+    touch(h + 1);
+    return {match_status::success, p};
+  }
+  touch(size + 1);
+  if (lenient) return {match_status::need_more_input, size};
+  return {match_status::success, size};
+}
+
 step matcher::state::match_any(node_id id, std::uint32_t pos) {
   if (pos >= size) {
     touch(size + 1);

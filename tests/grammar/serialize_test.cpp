@@ -116,6 +116,7 @@ TEST(serialize, round_trip_keeps_dump_json_and_matches) {
     EXPECT_EQ(loaded->root(), c.grammar.root());
     EXPECT_EQ(loaded->user_tags(), c.grammar.user_tags());
     EXPECT_EQ(loaded->rules(), c.grammar.rules());
+    EXPECT_EQ(loaded->loop_plans().size(), c.grammar.loop_plans().size());  // rebuilt on load
     // Same GBNF (whole and lazy from every rule).
     const auto gbnf_before = peg::export_gbnf(c.grammar);
     const auto gbnf_after = peg::export_gbnf(*loaded);

@@ -33,11 +33,15 @@ class grammar {
   // Human-readable dump, one node per line (for tests and `chatpeg analyze`).
   std::string dump() const;
 
+  // Loops the matcher scans without per-iteration dispatch (nodes::repetition::plan).
+  const std::vector<loop_plan>& loop_plans() const { return loop_plans_; }
+
  private:
   friend class builder;
   std::vector<node> nodes_;
   std::vector<node_id> rules_;  // rule node ids, in definition order
   std::vector<std::string> user_tags_;
+  std::vector<loop_plan> loop_plans_;
   node_id root_ = no_node;
 };
 

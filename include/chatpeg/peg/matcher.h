@@ -104,6 +104,9 @@ struct matcher_options {
   std::uint64_t max_steps = 1ull << 32;  // bound on node visits per match
   std::uint32_t max_expected = 16;       // alternatives listed in a fail's error
   bool memoize = true;  // packrat memo at rule nodes (off only to cross-check in tests)
+  // Loops with a grammar::loop_plans() entry (JSON string bodies) run as one scan instead of
+  // node by node; same results (off only to cross-check in tests).
+  bool loop_plans = true;
   // match_growing: scans and repetitions that reached at least this many bytes record their
   // progress for the next call (shorter ones are cheaper to redo; tests use 1).
   std::uint32_t growing_cache_span = 32;

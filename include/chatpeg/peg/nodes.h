@@ -18,6 +18,7 @@ namespace chatpeg::peg {
 using node_id = std::uint32_t;
 inline constexpr node_id no_node = std::numeric_limits<node_id>::max();
 inline constexpr std::uint32_t unbounded = std::numeric_limits<std::uint32_t>::max();
+inline constexpr std::uint32_t no_plan = std::numeric_limits<std::uint32_t>::max();
 
 namespace nodes {
 
@@ -44,6 +45,9 @@ struct repetition {  // greedy, min..max times (max may be unbounded)
   node_id child = no_node;
   std::uint32_t min = 0;
   std::uint32_t max = unbounded;
+  // Filled by build(): index of a grammar::loop_plans() entry when this loop has a shape the
+  // matcher runs as one tight scan (see loop_plan), else no_plan.
+  std::uint32_t plan = no_plan;
 };
 
 struct peek {  // and-predicate: child must match here; consumes nothing
@@ -112,6 +116,23 @@ struct gbnf {
 };
 
 }  // namespace nodes
+
+// A repetition the matcher runs without dispatching a node per iteration, recognized by
+// build(). escaped_text is the body of a JSON string and any loop of the same shape:
+//   zero_or_more( plain | E (simple | U hex{n}) )
+// with plain a negated char-class run (1..unbounded) over ASCII ranges, E and U one-byte
+// literals, simple a one-character ASCII class and hex an ASCII class repeated exactly n
+// times. Plain bytes are skipped with a byte table and escapes checked inline; results (status,
+// end, partial input, UTF-8 handling) are those of the node-by-node match.
+struct loop_plan {
+  enum class kind : std::uint8_t { escaped_text };
+  static constexpr std::uint8_t plain = 1, simple = 2, hex = 4;  // bits of bytes[b]
+  kind shape = kind::escaped_text;
+  unsigned char escape = 0;   // E
+  unsigned char unicode = 0;  // U
+  std::uint32_t hex_count = 0;
+  std::uint8_t bytes[256] = {};  // per byte: plain / simple / hex bits (ASCII only)
+};
 
 using node = std::variant<nodes::epsilon, nodes::start, nodes::end, nodes::literal, nodes::sequence,
                           nodes::choice, nodes::repetition, nodes::peek, nodes::negate, nodes::any,
