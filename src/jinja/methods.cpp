@@ -140,12 +140,7 @@ std::string format_spec(interp& in, const value& v, std::string_view spec) {
     } else {
       body = to_str(v);
       if (prec >= 0 && v.is_string()) {
-        auto chars = utf8_chars(body);
-        if (chars.size() > static_cast<std::size_t>(prec)) {
-          std::string cut;
-          for (int k = 0; k < prec; ++k) cut.append(chars[static_cast<std::size_t>(k)]);
-          body = cut;
-        }
+        body.resize(utf8_prefix_bytes(body, static_cast<std::size_t>(prec)));
       }
       if (sign == '+' && numeric && body[0] != '-') body = "+" + body;
     }

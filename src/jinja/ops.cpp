@@ -536,11 +536,20 @@ value slice_value(interp& in, const value& obj, const value& start, const value&
   };
   std::int64_t st = as_index(step, "step").value_or(1);
   if (st == 0) in.fail("slice step cannot be zero");
-  std::vector<std::string_view> chars;
+  // Code point starts of a non-ASCII string (8 bytes per code point, not utf8_chars' 16);
+  // an ASCII string is indexed by bytes.
+  std::vector<std::size_t> starts;
   std::size_t len;
   if (obj.is_string()) {
-    chars = utf8_chars(obj.str());
-    len = chars.size();
+    const std::string& text = obj.str();
+    len = utf8_length(text);
+    if (len != text.size()) {
+      starts.reserve(len + 1);
+      for (std::size_t k = 0; k < text.size(); ++k)
+        if (k == 0 || (static_cast<unsigned char>(text[k]) & 0xC0) != 0x80) starts.push_back(k);
+      len = starts.size();
+      starts.push_back(text.size());
+    }
   } else if (obj.is_sequence()) {
     len = obj.items().size();
   } else {
@@ -562,19 +571,25 @@ value slice_value(interp& in, const value& obj, const value& start, const value&
   };
   std::int64_t b = clamp(as_index(start, "start"), st < 0 ? n - 1 : 0);
   std::int64_t e = clamp(as_index(stop, "stop"), st < 0 ? -1 : n);
-  std::vector<std::int64_t> idx;
-  if (st > 0)
-    for (std::int64_t i = b; i < e; i += st) idx.push_back(i);
-  else
-    for (std::int64_t i = b; i > e; i += st) idx.push_back(i);
+  // Visits b, b + st, ... before e; a step past int64 ends the walk (no overflow).
+  auto each_index = [&](auto&& f) {
+    for (std::int64_t i = b; st > 0 ? i < e : i > e;) {
+      f(static_cast<std::size_t>(i));
+      if (__builtin_add_overflow(i, st, &i)) break;
+    }
+  };
   if (obj.is_string()) {
+    const std::string& text = obj.str();
     std::string out;
-    for (auto i : idx) out.append(chars[static_cast<std::size_t>(i)]);
+    if (starts.empty()) {
+      each_index([&](std::size_t i) { out += text[i]; });
+    } else {
+      each_index([&](std::size_t i) { out.append(text, starts[i], starts[i + 1] - starts[i]); });
+    }
     return value::string(std::move(out));
   }
   std::vector<value> out;
-  out.reserve(idx.size());
-  for (auto i : idx) out.push_back(obj.items()[static_cast<std::size_t>(i)]);
+  each_index([&](std::size_t i) { out.push_back(obj.items()[i]); });
   if (obj.view_kind() == value::view::range) {  // Python: a range of the selected positions
     auto r = obj.range_of();
     return value::range(std::move(out), {r.start + b * r.step, r.start + e * r.step, r.step * st});
@@ -653,13 +668,7 @@ value percent_format(interp& in, const std::string& fmt, const value& args, bool
         piece = to_str(arg);
         if (markup && !arg.is_markup()) piece = html_escape(piece);
         if (has_prec) {
-          auto chars = utf8_chars(piece);
-          std::size_t p = static_cast<std::size_t>(std::atoi(prec.c_str()));
-          if (chars.size() > p) {
-            std::string cut;
-            for (std::size_t k = 0; k < p; ++k) cut.append(chars[k]);
-            piece = cut;
-          }
+          piece.resize(utf8_prefix_bytes(piece, static_cast<std::size_t>(std::atoi(prec.c_str()))));
         }
         break;
       case 'r':

@@ -673,6 +673,15 @@ std::size_t utf8_length(std::string_view s) {
   return n;
 }
 
+std::size_t utf8_prefix_bytes(std::string_view s, std::size_t n) {
+  std::size_t seen = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (i > 0 && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;
+    if (seen++ == n) return i;
+  }
+  return s.size();
+}
+
 std::vector<std::string_view> utf8_chars(std::string_view s) {
   std::vector<std::string_view> out;
   out.reserve(utf8_length(s));  // not s.size(): 16 bytes per byte of a large string

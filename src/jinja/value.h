@@ -336,5 +336,7 @@ value from_json(const json::value& j, std::uint32_t level = 0);
 // UTF-8 code point helpers for Python-like str indexing.
 std::size_t utf8_length(std::string_view s);
 std::vector<std::string_view> utf8_chars(std::string_view s);
+// Bytes of the first n code points of s (s.size() when it has fewer).
+std::size_t utf8_prefix_bytes(std::string_view s, std::size_t n);
 
 }  // namespace chatpeg::jinja::detail

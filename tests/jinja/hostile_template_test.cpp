@@ -334,6 +334,18 @@ TEST(HostileRender, StringIndexingDoesNotCopyTheString) {
   EXPECT_LT(stats.bytes_charged, 1'000'000u);
 }
 
+TEST(HostileRender, SlicesAndPrecisionCutsOfBigStrings) {
+  render_stats stats;
+  auto r =
+      run("{% set s = '\u00e9' * 300000 %}{{ s[::-1]|length }}|{{ s[1:3] }}|"
+          "{{ 'abcdef'[::2**62] }}{{ 'abcdef'[::-(2**62) * 2] }}|{{ '%.2s'|format(s) }}|"
+          "{{ '{:.3}'.format(s) }}|{{ ('x' * 300000)[::100000] }}",
+          &stats);
+  ASSERT_TRUE(r.has_value()) << r.error().to_string();
+  EXPECT_EQ(*r, "300000|\u00e9\u00e9|af|\u00e9\u00e9|\u00e9\u00e9\u00e9|xxx");
+  EXPECT_LT(stats.bytes_charged, 4'000'000u);
+}
+
 TEST(HostileRender, StatsReportWhatARenderUsed) {
   render_stats stats;
   auto r = run("{% for i in range(10) %}{{ i }}{% endfor %}", &stats);
