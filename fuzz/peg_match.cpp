@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "chatpeg/base/utf8.h"
+#include "chatpeg/json/json.h"
 #include "chatpeg/peg/builder.h"
 #include "chatpeg/peg/matcher.h"
 #include "fuzz_util.h"
@@ -215,9 +216,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     peg::matcher unmemo(*g, plain);
     const auto without_memo = unmemo.match(input, flags);
     if (!hit_limit(without_memo)) {
-      FUZZ_CHECK(same(once, without_memo), "memo on/off differ: status %d/%d end %zu/%zu",
-                 static_cast<int>(once.status), static_cast<int>(without_memo.status), once.end,
-                 without_memo.end);
+      FUZZ_CHECK(same(once, without_memo),
+                 "memo on/off differ (flags %d): status %d/%d end %zu/%zu\ninput %s\ngrammar:\n%s",
+                 static_cast<int>(flags), static_cast<int>(once.status),
+                 static_cast<int>(without_memo.status), once.end, without_memo.end,
+                 json::quote(input).c_str(), g->dump().c_str());
     }
 
     peg::matcher grow(*g, options);
@@ -231,9 +234,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const auto reference = fresh.match(prefix, flags);
       if (hit_limit(reference)) break;
       FUZZ_CHECK(same(grown, reference),
-                 "match_growing differs from match at %zu bytes: status %d/%d end %zu/%zu", n,
-                 static_cast<int>(grown.status), static_cast<int>(reference.status), grown.end,
-                 reference.end);
+                 "match_growing differs from match at %zu bytes (flags %d): status %d/%d end "
+                 "%zu/%zu\ninput %s\ngrammar:\n%s\ngrown AST:\n%s\nmatch AST:\n%s",
+                 n, static_cast<int>(flags), static_cast<int>(grown.status),
+                 static_cast<int>(reference.status), grown.end, reference.end,
+                 json::quote(prefix).c_str(), g->dump().c_str(), grown.ast.dump(*g, prefix).c_str(),
+                 reference.ast.dump(*g, prefix).c_str());
       if (n == input.size()) break;
     }
   }

@@ -10,7 +10,11 @@
 // current() is the concatenation of the deltas; after finish the concatenation equals the
 // final message and every final arguments text is a JSON object; the chunked stream, the
 // one-chunk stream and stream::parse agree: all succeed with the same message, or all fail.
+// CHATPEG_FUZZ_KNOWN="text|text" tolerates internal errors whose message contains one of the
+// texts (a known, reported bug), skipping the agreement checks for that input, so that a long
+// run can look past it.
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -144,12 +148,35 @@ std::string describe(const chat::message& m) {
 
 struct outcome {
   bool ok = false;
+  bool known = false;  // failed with a tolerated internal error (CHATPEG_FUZZ_KNOWN)
   base::error error;
   chat::message message;
 };
 
-void check_error(const base::error& e) {
+bool known_error(const base::error& e) {
+  static const std::vector<std::string> known = [] {
+    std::vector<std::string> out;
+    const char* env = std::getenv("CHATPEG_FUZZ_KNOWN");
+    std::string_view list = env ? env : "";
+    while (!list.empty()) {
+      const auto bar = list.find('|');
+      if (bar != 0) out.emplace_back(list.substr(0, bar));
+      if (bar == std::string_view::npos) break;
+      list.remove_prefix(bar + 1);
+    }
+    return out;
+  }();
+  for (const auto& k : known) {
+    if (e.message.find(k) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Returns true when the error is a tolerated known bug.
+bool check_error(const base::error& e) {
+  if (e.code == base::errc::internal_error && known_error(e)) return true;
   FUZZ_CHECK(e.code != base::errc::internal_error, "internal error: %s", e.to_string().c_str());
+  return false;
 }
 
 outcome run(const chat::prepared& p, std::string_view output, const std::vector<std::size_t>& sizes,
@@ -164,7 +191,7 @@ outcome run(const chat::prepared& p, std::string_view output, const std::vector<
     auto r = s.feed(output.substr(at, n));
     at += std::min(n, output.size() - at);
     if (!r) {
-      check_error(r.error());
+      out.known = check_error(r.error());
       out.error = r.error();
       return out;
     }
@@ -175,7 +202,7 @@ outcome run(const chat::prepared& p, std::string_view output, const std::vector<
   }
   auto f = s.finish({.hit_token_limit = hit_limit});
   if (!f) {
-    check_error(f.error());
+    out.known = check_error(f.error());
     out.error = f.error();
     return out;
   }
@@ -211,6 +238,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_NO_THROW_BEGIN
   const auto chunked = run(p, output, sizes, hit_limit);
   const auto whole = run(p, output, {}, hit_limit);
+  if (chunked.known || whole.known) return 0;
   FUZZ_CHECK(chunked.ok == whole.ok, "chunked stream %s but one-chunk stream %s: %s",
              chunked.ok ? "succeeds" : "fails", whole.ok ? "succeeds" : "fails",
              (chunked.ok ? whole.error : chunked.error).to_string().c_str());
@@ -220,7 +248,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                describe(chunked.message).c_str(), describe(whole.message).c_str());
   }
   auto parsed = stream::parse(p, output, {.allow_truncated = hit_limit});
-  if (!parsed) check_error(parsed.error());
+  if (!parsed && check_error(parsed.error())) return 0;
   FUZZ_CHECK(parsed.has_value() == whole.ok, "stream::parse %s but the session %s: %s",
              parsed ? "succeeds" : "fails", whole.ok ? "succeeds" : "fails",
              (parsed ? whole.error : parsed.error()).to_string().c_str());
