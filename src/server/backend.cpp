@@ -279,13 +279,16 @@ backend_outcome backend_client::complete(const completion_params& params,
   req.body = json::dump(backend_body(options_.type, params));
 
   int status = 0;
-  std::string body;  // error body, or the whole body when not streaming
+  std::string content_type;
+  std::size_t events = 0;  // SSE events received
+  std::string body;        // error body, or the whole body when not streaming
   bool cancelled = false;
   bool saw_final = false;
   std::optional<backend_error> failure;
   detail::sse_reader sse;
 
   auto on_event = [&](std::string_view field, std::string_view data) -> bool {
+    ++events;
     if (field == "error") {
       failure = make(backend_errc::bad_response, "backend error: " + std::string(data));
       return false;
@@ -321,6 +324,7 @@ backend_outcome backend_client::complete(const completion_params& params,
 
   req.response_handler = [&](const httplib::Response& r) {
     status = r.status;
+    content_type = r.get_header_value("Content-Type");
     return true;
   };
   req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t,
@@ -385,8 +389,13 @@ backend_outcome backend_client::complete(const completion_params& params,
       return outcome;
     }
     if (!saw_final && !(openai && outcome.done.stop != stop_kind::none)) {
-      outcome.error =
-          make(backend_errc::bad_response, "backend stream ended without a final event");
+      // Say why when the answer was not an event stream at all (a JSON body, an HTML page).
+      const bool sse_type = content_type.rfind("text/event-stream", 0) == 0;
+      outcome.error = make(backend_errc::bad_response,
+                           events == 0 && !sse_type
+                               ? "backend answered with Content-Type '" + content_type +
+                                     "' and no events instead of an event stream"
+                               : std::string("backend stream ended without a final event"));
     }
     return outcome;
   }
@@ -394,6 +403,10 @@ backend_outcome backend_client::complete(const completion_params& params,
   if (!parsed) {
     outcome.error =
         make(backend_errc::bad_response, "backend sent invalid JSON: " + parsed.error().message);
+    return outcome;
+  }
+  if (!openai && (!parsed->is_object() || !parsed->contains("content"))) {
+    outcome.error = make(backend_errc::bad_response, "backend answer has no 'content'");
     return outcome;
   }
   detail::decoded d;
@@ -409,6 +422,60 @@ backend_outcome backend_client::complete(const completion_params& params,
     }
   }
   return outcome;
+}
+
+backend_client::tokenize_result backend_client::tokenize(std::string_view text) const {
+  tokenize_result out;
+  if (options_.type != backend_type::llamacpp) {
+    out.error = make(backend_errc::http_status, "the openai backend type has no /tokenize", 404);
+    return out;
+  }
+  if (scheme_host_.rfind("http://", 0) != 0) {
+    out.error = make(backend_errc::unreachable, "only http:// backends are supported");
+    return out;
+  }
+  httplib::Client cli(scheme_host_);
+  cli.set_connection_timeout(options_.connect_timeout);
+  cli.set_read_timeout(options_.read_timeout);
+  cli.set_write_timeout(options_.read_timeout);
+  cli.set_keep_alive(false);
+  json::value body = {
+      {"content", std::string(text)}, {"add_special", false}, {"parse_special", true}};
+  auto res = cli.Post((base_path_ + "/tokenize").c_str(), json::dump(body), "application/json");
+  if (!res) {
+    const bool timed_out = res.error() == httplib::Error::Read;
+    out.error = make(timed_out ? backend_errc::timeout : backend_errc::unreachable,
+                     "backend " + options_.url + "/tokenize: " + httplib::to_string(res.error()));
+    return out;
+  }
+  if (res->status < 200 || res->status >= 300) {
+    out.error = make(backend_errc::http_status,
+                     "backend /tokenize answered HTTP " + std::to_string(res->status), res->status);
+    return out;
+  }
+  auto parsed = json::parse(res->body.substr(0, std::min(res->body.size(), max_error_body)));
+  const json::value* tokens = nullptr;
+  if (parsed && parsed->is_object()) {
+    if (auto it = parsed->find("tokens"); it != parsed->end() && it->is_array()) tokens = &*it;
+  }
+  if (tokens == nullptr) {
+    out.error = make(backend_errc::bad_response, "backend /tokenize answer has no 'tokens' array");
+    return out;
+  }
+  for (const auto& t : *tokens) {
+    // llama.cpp answers plain ids, or {"id", "piece"} objects when asked for pieces.
+    const json::value* id = &t;
+    if (t.is_object()) {
+      if (auto it = t.find("id"); it != t.end()) id = &*it;
+    }
+    if (!id->is_number_integer()) {
+      out.error = make(backend_errc::bad_response, "backend /tokenize sent a non-integer token");
+      out.tokens.clear();
+      return out;
+    }
+    out.tokens.push_back(static_cast<std::int32_t>(id->get<std::int64_t>()));
+  }
+  return out;
 }
 
 }  // namespace chatpeg::server

@@ -164,7 +164,8 @@ openai_error error_from(const base::error& e) {
 }
 
 openai_error error_from(const backend_error& e) {
-  return openai_error{.status = 502,
+  // A backend that went silent is a gateway timeout; anything else it did wrong is a 502.
+  return openai_error{.status = e.code == backend_errc::timeout ? 504 : 502,
                       .message = "backend failure: " + e.message,
                       .type = "backend_error",
                       .code = std::string(backend_errc_name(e.code))};

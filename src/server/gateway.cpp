@@ -58,6 +58,7 @@ std::string sse(const json::value& v) {
 
 struct stream_job {
   chat::prepared prepared;
+  std::vector<special_token> specials;
   detail::chat_call call;
   detail::response_meta meta;
   std::mutex mutex;
@@ -75,6 +76,86 @@ struct stream_job {
   ~stream_job() { stop_worker(); }
 };
 
+// True on the overflow lane's workers (see bounded_queue): requests read there get a 503.
+thread_local bool overflow_lane = false;
+
+// httplib's ThreadPool queues accepted connections without bound, and each waits for a worker
+// that may be held by a slow client for up to the read timeout: thousands of idle connections
+// would delay a real request by hours. This queue keeps at most max_queued connections
+// waiting for the regular workers (so a queued request waits at most about
+// max_queued / workers read timeouts); the rest go to a small overflow lane whose workers
+// read the request and answer 503 right away (an idle one is dropped after the read timeout).
+// Every job runs: each closes its socket.
+class bounded_queue final : public httplib::TaskQueue {
+ public:
+  bounded_queue(std::size_t workers, std::size_t max_queued, std::size_t overflow_workers)
+      : max_queued_(max_queued) {
+    for (std::size_t i = 0; i < workers; ++i) {
+      threads_.emplace_back([this] { run(main_, main_cv_, false); });
+    }
+    for (std::size_t i = 0; i < overflow_workers; ++i) {
+      threads_.emplace_back([this] { run(overflow_, overflow_cv_, true); });
+    }
+  }
+  ~bounded_queue() override { shutdown(); }
+  bounded_queue(const bounded_queue&) = delete;
+  bounded_queue& operator=(const bounded_queue&) = delete;
+
+  void enqueue(std::function<void()> fn) override {
+    bool to_main;
+    {
+      std::lock_guard lock(mutex_);
+      to_main = main_.size() < max_queued_;
+      (to_main ? main_ : overflow_).push_back(std::move(fn));
+    }
+    (to_main ? main_cv_ : overflow_cv_).notify_one();
+  }
+
+  void shutdown() override {
+    {
+      std::lock_guard lock(mutex_);
+      if (shutdown_) return;
+      shutdown_ = true;
+    }
+    main_cv_.notify_all();
+    overflow_cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+
+ private:
+  void run(std::deque<std::function<void()>>& jobs, std::condition_variable& cv, bool overflow) {
+    overflow_lane = overflow;
+    for (;;) {
+      std::function<void()> fn;
+      {
+        std::unique_lock lock(mutex_);
+        cv.wait(lock, [&] { return !jobs.empty() || shutdown_; });
+        if (jobs.empty()) return;  // shutdown, and every accepted socket handled
+        fn = std::move(jobs.front());
+        jobs.pop_front();
+      }
+      fn();
+    }
+  }
+
+  std::size_t max_queued_;
+  std::mutex mutex_;
+  std::condition_variable main_cv_, overflow_cv_;
+  std::deque<std::function<void()>> main_, overflow_;
+  bool shutdown_ = false;
+  std::vector<std::thread> threads_;
+};
+
+// The overflow lane's answer: 503, JSON, and the connection closed.
+void send_busy(httplib::Response& res) {
+  res.set_header("Connection", "close");
+  res.set_header("Retry-After", "1");
+  send_error(res, detail::openai_error{.status = 503,
+                                       .message = "server busy: too many connections",
+                                       .type = "server_error",
+                                       .code = "overloaded"});
+}
+
 // A burst of clients larger than httplib's backlog of 5 would otherwise see connections
 // dropped or reset before the server accepts them; listen() again on a listening socket only
 // changes its backlog.
@@ -88,6 +169,7 @@ struct gateway::impl {
   std::shared_ptr<const chat::chat_template> tmpl;
   gateway_options options;
   backend_client backend;
+  special_token_cache special_tokens;
   httplib::Server http;
   int port = 0;
   socket_t listen_fd = INVALID_SOCKET;
@@ -130,9 +212,9 @@ struct gateway::impl {
   }
 
   // Parses and prepares a chat body; false after answering with an error.
-  bool prepare(const httplib::Request& req, httplib::Response& res, detail::chat_call& call,
+  bool prepare(std::string_view body, httplib::Response& res, detail::chat_call& call,
                std::optional<chat::prepared>& prepared) {
-    if (auto e = detail::parse_chat_body(req.body, call)) {
+    if (auto e = detail::parse_chat_body(body, call)) {
       send_error(res, *e);
       return false;
     }
@@ -147,27 +229,71 @@ struct gateway::impl {
     return true;
   }
 
-  void handle_prepare(const httplib::Request& req, httplib::Response& res) {
+  // httplib bounds Content-Length bodies by payload_max_length but reads chunked ones without
+  // limit: every body is read here, through a receiver that stops at max_body_bytes.
+  bool read_body(const httplib::ContentReader& reader, httplib::Response& res, std::string& body) {
+    const std::size_t max = options.server.max_body_bytes;
+    bool too_large = false;
+    const bool ok = reader([&](const char* data, std::size_t n) {
+      if (n > max - body.size()) {
+        too_large = true;
+        return false;
+      }
+      body.append(data, n);
+      return true;
+    });
+    if (too_large || (!ok && res.status == 413)) {
+      res.set_header("Connection", "close");
+      send_error(res, detail::openai_error{.status = 413,
+                                           .message = "request body too large (limit " +
+                                                      std::to_string(max) + " bytes)",
+                                           .code = "body_too_large"});
+      return false;
+    }
+    if (!ok) {
+      res.set_header("Connection", "close");
+      send_error(res, detail::openai_error{.status = 400,
+                                           .message = "could not read the request body",
+                                           .code = "bad_body"});
+      return false;
+    }
+    return true;
+  }
+
+  using body_handler = void (impl::*)(std::string_view, httplib::Response&);
+  auto with_body(body_handler handler) {
+    return [this, handler](const httplib::Request&, httplib::Response& res,
+                           const httplib::ContentReader& reader) {
+      std::string body;
+      if (!read_body(reader, res, body)) return;
+      if (overflow_lane) return send_busy(res);  // after reading: see the pre-routing handler
+      (this->*handler)(body, res);
+    };
+  }
+
+  void handle_prepare(std::string_view body, httplib::Response& res) {
     detail::chat_call call;
     std::optional<chat::prepared> prepared;
-    if (!prepare(req, res, call, prepared)) return;
+    if (!prepare(body, res, call, prepared)) return;
     send_json(res, 200, detail::prepare_report(*prepared, call.params, backend.options()));
   }
 
-  void handle_chat(const httplib::Request& req, httplib::Response& res) {
+  void handle_chat(std::string_view body, httplib::Response& res) {
     detail::chat_call call;
     std::optional<chat::prepared> prepared;
-    if (!prepare(req, res, call, prepared)) return;
+    if (!prepare(body, res, call, prepared)) return;
+    // Once per marker list (cached): which markers are single special tokens of the backend.
+    auto specials = special_tokens.lookup(backend, prepared->preserved_tokens);
     if (call.stream) {
-      stream_chat(res, std::move(call), std::move(*prepared));
+      stream_chat(res, std::move(call), std::move(*prepared), std::move(specials));
     } else {
-      complete_chat(res, call, *prepared);
+      complete_chat(res, call, *prepared, specials);
     }
   }
 
   void complete_chat(httplib::Response& res, const detail::chat_call& call,
-                     const chat::prepared& prepared) {
-    auto rs = detail::make_response_stream(prepared);
+                     const chat::prepared& prepared, const std::vector<special_token>& specials) {
+    auto rs = detail::make_response_stream(prepared, specials);
     auto outcome = backend.complete(call.params, [&](backend_chunk&& c) {
       const auto tokens = byte_tokens(c);
       rs->feed(c.text, tokens);
@@ -187,9 +313,11 @@ struct gateway::impl {
     send_json(res, 200, detail::completion_json(meta, fin.message, fin.reason, u));
   }
 
-  void stream_chat(httplib::Response& res, detail::chat_call call, chat::prepared prepared) {
+  void stream_chat(httplib::Response& res, detail::chat_call call, chat::prepared prepared,
+                   std::vector<special_token> specials) {
     auto job = std::make_shared<stream_job>();
     job->prepared = std::move(prepared);
+    job->specials = std::move(specials);
     job->call = std::move(call);
     job->meta = detail::new_response_meta(options.server.model_name);
     stream_job* j = job.get();
@@ -251,7 +379,7 @@ struct gateway::impl {
     first["role"] = "assistant";
     if (!write(detail::chunk_json(job.meta, std::move(first), std::nullopt))) return false;
 
-    auto rs = detail::make_response_stream(job.prepared);
+    auto rs = detail::make_response_stream(job.prepared, job.specials);
     std::deque<backend_chunk> local;
     for (bool done = false; !done;) {
       {
@@ -300,7 +428,12 @@ struct gateway::impl {
   void configure() {
     const auto& so = options.server;
     const std::size_t threads = so.threads == 0 ? 1 : so.threads;
-    http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    const std::size_t queued =
+        so.max_queued_connections == 0 ? 4 * threads : so.max_queued_connections;
+    const std::size_t overflow = so.overflow_threads == 0 ? 1 : so.overflow_threads;
+    http.new_task_queue = [threads, queued, overflow] {
+      return new bounded_queue(threads, queued, overflow);
+    };
     // httplib's default sets SO_REUSEPORT, which lets a second listener share our port and
     // steal connections; plain SO_REUSEADDR only allows a quick restart. The descriptor is
     // kept so bind() can widen httplib's fixed listen backlog of 5 (see widen_backlog).
@@ -311,9 +444,18 @@ struct gateway::impl {
     });
     http.set_payload_max_length(so.max_body_bytes);
     http.set_read_timeout(static_cast<time_t>(so.client_read_timeout.count()));
-    http.set_keep_alive_timeout(5);
-    http.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
+    http.set_write_timeout(static_cast<time_t>(so.client_write_timeout.count()));
+    http.set_keep_alive_timeout(static_cast<time_t>(so.keep_alive_timeout.count()));
+    http.set_keep_alive_max_count(so.keep_alive_max_requests == 0 ? 1 : so.keep_alive_max_requests);
+    http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
       current_stats = request_stats{.start = clock_type::now()};
+      // Requests with a body are refused by their handler, after httplib has read the body:
+      // closing a socket with unread input resets it, and the client might lose the 503.
+      if (overflow_lane && !req.has_header("Content-Length") &&
+          !req.has_header("Transfer-Encoding")) {
+        send_busy(res);
+        return httplib::Server::HandlerResponse::Handled;
+      }
       return httplib::Server::HandlerResponse::Unhandled;
     });
     http.set_logger(
@@ -337,15 +479,9 @@ struct gateway::impl {
           send_error(res, detail::openai_error{
                               .status = 500, .message = "internal error", .type = "server_error"});
         });
-    http.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
-      handle_chat(req, res);
-    });
-    http.Post("/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
-      handle_chat(req, res);
-    });
-    http.Post("/v1/chat/prepare", [this](const httplib::Request& req, httplib::Response& res) {
-      handle_prepare(req, res);
-    });
+    http.Post("/v1/chat/completions", with_body(&impl::handle_chat));
+    http.Post("/chat/completions", with_body(&impl::handle_chat));
+    http.Post("/v1/chat/prepare", with_body(&impl::handle_prepare));
     http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
       json::value model = {{"id", options.server.model_name},
                            {"object", "model"},

@@ -16,8 +16,13 @@ namespace {
 // from the failing byte on is delivered as content and the response still completes.
 class session_stream final : public response_stream {
  public:
-  explicit session_stream(const chat::prepared& p)
-      : session_(p, {.id_generator = stream::generate_call_id}) {}
+  session_stream(const chat::prepared& p, const std::vector<special_token>& specials)
+      : session_(p, {.id_generator = stream::generate_call_id}) {
+    // TODO(#5): pass `specials` as stream::session_options' marker → special-token-id list
+    // once the stream module has it; until then token ids reach feed() but every marker
+    // counts whatever token produced it.
+    (void)specials;
+  }
 
   std::vector<stream::delta> feed(std::string_view chunk,
                                   std::span<const std::int32_t> tokens) override {
@@ -87,8 +92,9 @@ base::result<chat::prepared> prepare_request(const chat::chat_template& tmpl,
   return chat::prepare(tmpl, req);
 }
 
-std::unique_ptr<response_stream> make_response_stream(const chat::prepared& p) {
-  return std::make_unique<session_stream>(p);
+std::unique_ptr<response_stream> make_response_stream(const chat::prepared& p,
+                                                      const std::vector<special_token>& specials) {
+  return std::make_unique<session_stream>(p, specials);
 }
 
 std::string_view pipeline_description() {

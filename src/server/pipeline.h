@@ -15,6 +15,7 @@
 #include "chatpeg/chat/message.h"
 #include "chatpeg/chat/prepare.h"
 #include "chatpeg/chat/template.h"
+#include "chatpeg/server/special_tokens.h"
 #include "chatpeg/stream/session.h"
 
 namespace chatpeg::server::detail {
@@ -39,7 +40,10 @@ class response_stream {
 base::result<chat::prepared> prepare_request(const chat::chat_template& tmpl,
                                              const chat::request& req);
 
-std::unique_ptr<response_stream> make_response_stream(const chat::prepared& p);
+// `specials`: the prepared request's markers that are single special tokens of the backend
+// (special_tokens.h), so a marker counts only when produced by that token.
+std::unique_ptr<response_stream> make_response_stream(
+    const chat::prepared& p, const std::vector<special_token>& specials = {});
 
 // Which implementation is wired in (for /health and logs).
 std::string_view pipeline_description();

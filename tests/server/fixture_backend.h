@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -32,6 +33,16 @@ struct scripted_reply {
   std::chrono::milliseconds delay{0};  // pause before each event
   bool fail_mid_stream = false;        // send an error event after the chunks
   std::int64_t tokens_evaluated = 11;
+  // Streams: after this many events, go silent for `stall` before continuing (a backend that
+  // hangs mid-answer).
+  std::size_t stall_after = 0;
+  std::chrono::milliseconds stall{0};
+  // Streams: these bytes verbatim as the event stream (garbage / truncated SSE), with
+  // `content_type` (default text/event-stream).
+  std::string raw_sse;
+  std::string content_type;
+  // llama.cpp streams: the token ids of each event (default: one id per event, 1000 + index).
+  std::vector<std::vector<int>> chunk_tokens;
 };
 
 // Splits text into pieces of about n bytes without cutting UTF-8 sequences (llama.cpp never
@@ -87,6 +98,9 @@ class fixture_backend {
     };
     server_.Post("/completion", handler);
     server_.Post("/v1/completions", handler);
+    server_.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
+      tokenize(req, res);
+    });
     // As the gateway does: no SO_REUSEPORT (no port sharing), and a backlog wider than 5.
     socket_t fd = INVALID_SOCKET;
     server_.set_socket_options([&fd](socket_t s) {
@@ -130,6 +144,17 @@ class fixture_backend {
   // Streams the fixture stopped because the reader went away.
   int disconnects() const { return disconnects_.load(); }
 
+  // /tokenize: texts in `vocab` are one (special) token; anything else one token per byte
+  // (the byte's value). Answers 404 when disabled, as a backend without the endpoint would.
+  void set_special_vocab(std::map<std::string, int> vocab) {
+    std::lock_guard lock(mutex_);
+    vocab_ = std::move(vocab);
+  }
+  void set_tokenize_enabled(bool on) { tokenize_enabled_ = on; }
+  int tokenize_calls() const { return tokenize_calls_.load(); }
+  static constexpr int tool_call_id = 151657;
+  static constexpr int tool_call_end_id = 151658;
+
  private:
   void handle(const httplib::Request& req, httplib::Response& res) {
     auto body = json::parse(req.body);
@@ -150,7 +175,17 @@ class fixture_backend {
     }
     const bool stream = request.value("stream", false);
     std::size_t predicted = reply.chunks.size();
+    if (stream && !reply.raw_sse.empty()) {
+      const std::string ct = reply.content_type.empty() ? "text/event-stream" : reply.content_type;
+      res.set_chunked_content_provider(ct, [reply](std::size_t, httplib::DataSink& sink) {
+        if (!sink.write(reply.raw_sse.data(), reply.raw_sse.size())) return false;
+        sink.done();
+        return true;
+      });
+      return;
+    }
     if (!stream) {
+      if (reply.delay.count() > 0) std::this_thread::sleep_for(reply.delay);
       std::string all;
       for (const auto& c : reply.chunks) all += c;
       json::value v;
@@ -174,9 +209,12 @@ class fixture_backend {
       if (openai) {
         v = {{"choices", {{{"index", 0}, {"text", reply.chunks[i]}, {"finish_reason", nullptr}}}}};
       } else {
-        v = {{"content", reply.chunks[i]},
-             {"tokens", {static_cast<int>(1000 + i)}},
-             {"stop", false}};
+        v = {{"content", reply.chunks[i]}, {"stop", false}};
+        if (i < reply.chunk_tokens.size()) {
+          v["tokens"] = reply.chunk_tokens[i];
+        } else {
+          v["tokens"] = {static_cast<int>(1000 + i)};
+        }
       }
       events.push_back("data: " + json::dump(v) + "\n\n");
     }
@@ -194,8 +232,12 @@ class fixture_backend {
     }
     res.set_chunked_content_provider(
         "text/event-stream", [this, events, reply](std::size_t, httplib::DataSink& sink) {
-          for (const auto& e : events) {
+          for (std::size_t k = 0; k < events.size(); ++k) {
+            const std::string& e = events[k];
             if (reply.delay.count() > 0) std::this_thread::sleep_for(reply.delay);
+            if (reply.stall.count() > 0 && k == reply.stall_after) {
+              std::this_thread::sleep_for(reply.stall);
+            }
             const std::size_t step = reply.write_size == 0 ? e.size() : reply.write_size;
             for (std::size_t i = 0; i < e.size(); i += step) {
               if (!sink.write(e.data() + i, std::min(step, e.size() - i))) {
@@ -207,6 +249,31 @@ class fixture_backend {
           sink.done();
           return true;
         });
+  }
+
+  void tokenize(const httplib::Request& req, httplib::Response& res) {
+    ++tokenize_calls_;
+    if (!tokenize_enabled_) {
+      res.status = 404;
+      res.set_content(R"({"error":"no such endpoint"})", "application/json");
+      return;
+    }
+    auto body = json::parse(req.body);
+    if (!body || !body->contains("content") || !(*body)["content"].is_string() ||
+        body->value("parse_special", false) != true) {
+      res.status = 400;
+      res.set_content(R"({"error":"bad tokenize request"})", "application/json");
+      return;
+    }
+    const std::string text = (*body)["content"];
+    json::value tokens = json::value::array();
+    std::lock_guard lock(mutex_);
+    if (auto it = vocab_.find(text); it != vocab_.end()) {
+      tokens.push_back(it->second);
+    } else {
+      for (unsigned char c : text) tokens.push_back(static_cast<int>(c));
+    }
+    res.set_content(json::dump(json::value{{"tokens", tokens}}), "application/json");
   }
 
   static json::value final_event(const scripted_reply& reply, std::size_t predicted) {
@@ -226,6 +293,10 @@ class fixture_backend {
   std::vector<json::value> requests_;
   std::vector<std::string> paths_;
   std::atomic<int> disconnects_{0};
+  std::map<std::string, int> vocab_ = {
+      {"<tool_call>", tool_call_id}, {"</tool_call>", tool_call_end_id}, {"<|im_end|>", 151645}};
+  std::atomic<bool> tokenize_enabled_{true};
+  std::atomic<int> tokenize_calls_{0};
 };
 
 }  // namespace chatpeg::server::testing

@@ -101,6 +101,16 @@ class backend_client {
   backend_outcome complete(const completion_params& params, const chunk_callback& on_chunk,
                            const std::atomic<bool>* cancel = nullptr) const;
 
+  // Token ids of `text` with special tokens recognized (llama.cpp `POST /tokenize`,
+  // {"content", "add_special": false, "parse_special": true} → {"tokens": [...]}). The openai
+  // backend type has no such endpoint: an http_status error with status 404, as a llama.cpp
+  // without it would answer.
+  struct tokenize_result {
+    std::optional<backend_error> error;
+    std::vector<std::int32_t> tokens;
+  };
+  tokenize_result tokenize(std::string_view text) const;
+
   const backend_options& options() const { return options_; }
 
  private:

@@ -21,13 +21,26 @@ namespace chatpeg::server {
 
 enum class log_format : std::uint8_t { text, json, none };
 
+// Connection handling under hostile clients: a connection occupies a worker from reading its
+// first byte to the end of its response (or of its keep-alive), so every wait is bounded by a
+// timeout and connections beyond what the workers can take are queued only up to a bound.
+// Connections accepted past that bound go to a small overflow lane that answers 503 (JSON,
+// Connection: close) instead of waiting; an idle one there is dropped after the read timeout.
 struct server_options {
   std::string host = "127.0.0.1";
-  int port = 8080;                     // 0 = any free port (see gateway::port())
-  std::string model_name = "chatpeg";  // reported by /v1/models and in responses
-  std::size_t threads = 8;             // worker threads = concurrent requests served
-  std::size_t max_body_bytes = 8u << 20;
+  int port = 8080;                        // 0 = any free port (see gateway::port())
+  std::string model_name = "chatpeg";     // reported by /v1/models and in responses
+  std::size_t threads = 8;                // worker threads = concurrent requests served
+  std::size_t max_body_bytes = 8u << 20;  // larger bodies: 413 with a JSON error
+  // Longest silence while reading a request (per read: a client trickling bytes faster than
+  // this keeps its worker, which is why the other limits bound how many such clients fit).
   std::chrono::seconds client_read_timeout{30};
+  std::chrono::seconds client_write_timeout{30};  // a client that stops reading its response
+  std::chrono::seconds keep_alive_timeout{5};     // idle time between two requests
+  std::size_t keep_alive_max_requests = 100;      // requests on one connection
+  // Accepted connections waiting for a worker; 0 = 4 x threads. Beyond: the overflow lane.
+  std::size_t max_queued_connections = 0;
+  std::size_t overflow_threads = 2;  // workers of the overflow lane (answering 503)
   log_format log = log_format::text;
   // Receives one line per request (no newline); default writes to stderr.
   std::function<void(std::string_view line)> log_sink;
