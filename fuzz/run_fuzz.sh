@@ -50,7 +50,8 @@ for t in "${targets[@]}"; do
     # fork mode: "#N: cov: C ft: F corp: K exec/s R oom/timeout/crash: O/T/X time: Ss ..."
     last=$(grep -E '^#[0-9]+: cov:' "$log" | tail -1)
     execs=$(sed -E 's/^#([0-9]+):.*/\1/' <<<"$last")
-    rate=$(grep -oE 'exec/s [0-9]+' <<<"$last" | grep -oE '[0-9]+')
+    elapsed=$(grep -oE 'time: [0-9]+s' <<<"$last" | grep -oE '[0-9]+')
+    rate=$(( ${execs:-0} / (${elapsed:-1} > 0 ? ${elapsed:-1} : 1) ))  # average over the run
     otc=$(grep -oE 'oom/timeout/crash: [0-9/]+' <<<"$last" | grep -oE '[0-9/]+$')
     if [ -n "$otc" ] && [ "$otc" != 0/0/0 ]; then rc=1; fi
     [ -n "$otc" ] && echo "oom/timeout/crash: $otc" >>"$log"
