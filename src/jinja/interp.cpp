@@ -185,7 +185,8 @@ base::result<std::string> render(const program& prog, const json::value& context
         base::make_error(base::errc::internal_error, std::string("render failed: ") + e.what());
   }
   if (options.stats) {
-    options.stats->bytes_charged = in.meter.charged;
+    options.stats->peak_bytes = in.meter.peak;
+    options.stats->bytes_allocated = in.meter.allocated;
     options.stats->loop_iterations = in.iterations;
     options.stats->peak_depth = in.peak_depth;
     options.stats->output_bytes = out.size();

@@ -20,14 +20,27 @@ std::string limit_text(const char* what, std::uint64_t n, const char* unit) {
   return std::string(what) + " (" + std::to_string(n) + unit + ") exceeded";
 }
 
-void charge_items(std::size_t n) {
-  if (tl_meter) tl_meter->charge(string_charge + n * slot_charge);
-}
 }  // namespace
 
+object::~object() {
+  // Only the render that charged the object (still running on this thread) is credited;
+  // objects never outlive their render, this is a guard.
+  if (meter_ != nullptr && meter_ == tl_meter) meter_->release(charged_);
+}
+
+void object::charge(std::uint64_t bytes) {
+  if (tl_meter == nullptr) return;
+  if (meter_ == nullptr) meter_ = tl_meter;
+  if (meter_ != tl_meter) return;
+  charged_ += bytes;
+  meter_->charge(bytes);
+}
+
 void render_meter::charge(std::uint64_t bytes) {
-  charged += bytes;
-  if (charged > max_total)
+  allocated += bytes;
+  live += bytes;
+  if (live > peak) peak = live;
+  if (live > max_total)
     throw render_failure{base::errc::limit_exceeded,
                          limit_text("memory limit", max_total, " bytes"),
                          offset ? *offset : base::npos};
@@ -53,9 +66,10 @@ meter_scope::~meter_scope() {
 }
 
 value value::string(std::string s) {
-  if (tl_meter) tl_meter->charge(string_charge + s.size());
   value v(vkind::string);
+  const std::uint64_t n = string_charge + s.size();
   v.ptr_ = std::make_shared<string_obj>(std::move(s));
+  v.ptr_->charge(n);
   return v;
 }
 value value::markup(std::string s) {
@@ -64,15 +78,17 @@ value value::markup(std::string s) {
   return v;
 }
 value value::generator(std::vector<value> items) {
-  charge_items(items.size());
   value v(vkind::generator);
+  const std::uint64_t n = string_charge + items.size() * slot_charge;
   v.ptr_ = std::make_shared<list_obj>(std::move(items));
+  v.ptr_->charge(n);
   return v;
 }
 value value::list(std::vector<value> items) {
-  charge_items(items.size());
   value v(vkind::list);
+  const std::uint64_t n = string_charge + items.size() * slot_charge;
   v.ptr_ = std::make_shared<list_obj>(std::move(items));
+  v.ptr_->charge(n);
   return v;
 }
 value value::list(std::shared_ptr<list_obj> l) {
@@ -81,8 +97,9 @@ value value::list(std::shared_ptr<list_obj> l) {
   return v;
 }
 value value::range(std::vector<value> items, range_args r) {
-  charge_items(items.size());
+  const std::uint64_t n = string_charge + items.size() * slot_charge;
   auto l = std::make_shared<list_obj>(std::move(items));
+  l->charge(n);
   l->range_start = r.start;
   l->range_stop = r.stop;
   l->range_step = r.step;
@@ -95,9 +112,10 @@ value::range_args value::range_of() const {
   return {l.range_start, l.range_stop, l.range_step};
 }
 value value::tuple(std::vector<value> items) {
-  charge_items(items.size());
   value v(vkind::tuple);
+  const std::uint64_t n = string_charge + items.size() * slot_charge;
   v.ptr_ = std::make_shared<list_obj>(std::move(items));
+  v.ptr_->charge(n);
   return v;
 }
 value value::dict(std::shared_ptr<dict_obj> d) {
@@ -327,7 +345,7 @@ void dict_obj::set(value key, value v) {
       return;
     }
   }
-  if (tl_meter) tl_meter->charge(2 * slot_charge);
+  charge(2 * slot_charge);
   entries.emplace_back(std::move(key), std::move(v));
 }
 

@@ -28,15 +28,19 @@ struct render_failure {
 // Memory accounting of one render, reachable from value construction through a thread-local
 // pointer while the render runs (renders are single-threaded; concurrent renders on other
 // threads have their own). Every string, list/tuple slot and dict entry the template creates
-// is charged when it is wrapped as a value; the sum is bounded by render_limits::
-// max_total_bytes, so a render's live heap never exceeds that bound plus one value being
-// built (itself checked against max_output_bytes before it is allocated).
+// is charged to the heap object holding it when it is wrapped as a value, and released when
+// that object dies; the live sum is bounded by render_limits::max_total_bytes, so a render's
+// heap never exceeds that bound plus the value being built (itself checked against
+// max_output_bytes before it is allocated).
 struct render_meter {
-  std::uint64_t charged = 0;            // bytes charged so far (cumulative, never decremented)
+  std::uint64_t live = 0;               // bytes held by live objects of this render
+  std::uint64_t peak = 0;               // highest `live`
+  std::uint64_t allocated = 0;          // cumulative
   std::uint64_t max_total = 0;          // render_limits::max_total_bytes
   std::uint64_t max_value = 0;          // render_limits::max_output_bytes: any one value
   const std::size_t* offset = nullptr;  // node being evaluated (for the error location)
-  void charge(std::uint64_t bytes);     // throws render_failure past max_total
+  void charge(std::uint64_t bytes);     // throws render_failure when live passes max_total
+  void release(std::uint64_t bytes) { live -= bytes < live ? bytes : live; }
   void check_value(std::uint64_t bytes) const;  // throws render_failure past max_value
 };
 render_meter* current_meter();  // null outside a render
@@ -70,8 +74,20 @@ enum class vkind : std::uint8_t {
   generator,  // a one-shot iterator (what select/map/... return in Jinja2)
 };
 
+// Heap part of a value. Objects created while a render runs remember what they were charged
+// (render_meter) and give it back when destroyed.
 struct object {
-  virtual ~object() = default;
+  object() = default;
+  object(const object&) : object() {}  // a copy is charged on its own
+  object& operator=(const object&) { return *this; }
+  virtual ~object();
+  // Charges `bytes` to the running render's meter (if any) on behalf of this object; throws
+  // render_failure past the memory limit (the object still releases them when it dies).
+  void charge(std::uint64_t bytes);
+
+ private:
+  render_meter* meter_ = nullptr;
+  std::uint64_t charged_ = 0;
 };
 
 class value;
@@ -277,7 +293,10 @@ struct undefined_obj final : object {
 struct dict_obj final : object, json_backed {
   dict_obj() = default;
   dict_obj(const json::value& j, std::uint32_t lvl);
-  dict_obj(const dict_obj& o) : object(), json_backed(), entries(o.entries) { depth_ = o.depth(); }
+  dict_obj(const dict_obj& o) : object(), json_backed(), entries(o.entries) {
+    depth_ = o.depth();
+    charge(entries.size() * 2 * slot_charge);
+  }
   mutable std::vector<std::pair<value, value>> entries;
   const value* find(const value& key) const;
   const value* find(std::string_view key) const;

@@ -37,9 +37,9 @@ base::result<std::shared_ptr<const program>> parse_template(std::string_view sou
 // Each limit stops rendering with errc::limit_exceeded and its own message ("recursion depth
 // limit", "loop iteration limit", "output size limit", "render time limit", "memory limit";
 // range() beyond max_range raises Jinja's own "Range too big").
-// Memory: a render's heap stays below max_total_bytes (everything it creates, cumulatively)
-// plus about 3 x max_output_bytes (the output buffer and the value being built, each checked
-// against max_output_bytes before it is allocated).
+// Memory: a render's heap stays below max_total_bytes (what its live values hold) plus about
+// 3 x max_output_bytes (the output buffer and the value being built, each checked against
+// max_output_bytes before it is allocated).
 struct render_limits {
   std::size_t max_depth = 256;                    // macro calls / recursive loops / nesting
   std::uint64_t max_loop_iterations = 1'000'000;  // summed over all loops of one render
@@ -47,13 +47,14 @@ struct render_limits {
   std::size_t max_output_bytes = 16u << 20;
   std::chrono::milliseconds max_time{2000};  // wall time of one render
   std::size_t max_range = 100'000;           // range() length (Jinja's sandbox bound)
-  // Bytes of all strings, list slots and dict entries one render creates (cumulative).
+  // Bytes of the strings, list slots and dict entries a render's values hold at once.
   std::uint64_t max_total_bytes = 256u << 20;
 };
 
 // What one render used, for callers that watch their bounds (filled on success and failure).
 struct render_stats {
-  std::uint64_t bytes_charged = 0;    // against max_total_bytes
+  std::uint64_t peak_bytes = 0;       // most bytes held by live values, against max_total_bytes
+  std::uint64_t bytes_allocated = 0;  // cumulative
   std::uint64_t loop_iterations = 0;  // against max_loop_iterations
   std::size_t peak_depth = 0;         // against max_depth
   std::size_t output_bytes = 0;       // against max_output_bytes
