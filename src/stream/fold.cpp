@@ -471,4 +471,27 @@ base::result<fold::outcome> fold::advance(const peg::ast* prev, const peg::ast& 
   return outcome::ok;
 }
 
+base::result<fold::outcome> fold::extend(const peg::ast& t, const std::vector<std::uint32_t>& chain,
+                                         std::string_view input) {
+  tree_ = &t;
+  input_ = input;
+  for (const std::uint32_t i : chain) {
+    grow(i);
+    if (error_) return *error_;
+    if (diverged_) return outcome::diverged;
+  }
+  return outcome::ok;
+}
+
+bool fold::append_text(const peg::ast& t, std::uint32_t index, std::string_view bytes) {
+  tree_ = &t;
+  if (index >= records_.size() || index >= tree_->nodes().size()) return false;
+  node_record& r = records_[index];
+  const peg::ast_node& n = tree_->nodes()[index];
+  if (!r.counted || r.consumed + bytes.size() != n.end) return false;
+  (n.tag == peg::tag::content ? content_ : reasoning_).append(bytes);
+  r.consumed = n.end;
+  return true;
+}
+
 }  // namespace chatpeg::stream::detail

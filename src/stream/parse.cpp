@@ -84,11 +84,13 @@ void rebase_location(base::location& where, std::size_t prefix_size, std::string
 }
 
 base::result<parse_outcome> parse_input(const chat::prepared& p, peg::matcher& m,
-                                        std::string_view input, const parse_options& options) {
+                                        std::string_view input, const parse_options& options,
+                                        bool growing) {
   const peg::grammar& g = *p.parser;
   const std::string_view output = input.substr(std::min(p.parse_prefix.size(), input.size()));
   const auto lenient = peg::match_flags::lenient | peg::match_flags::complete;
-  auto r = m.match(input, options.partial ? lenient : peg::match_flags::complete);
+  const auto flags = options.partial ? lenient : peg::match_flags::complete;
+  auto r = growing ? m.match_growing(input, flags) : m.match(input, flags);
 
   // Final parse: is the output a cut-off prefix? Asked when the complete parse fails (to
   // tell truncation from a mismatch) and, with allow_truncated, also when it succeeds: a

@@ -9,8 +9,11 @@
 namespace chatpeg::stream::detail {
 
 // input = p.parse_prefix + output; p.parser must be set; m must match with p.parser.
+// growing: m has been matching growing prefixes of input (a session's finish()); its first
+// match reuses that work (match_growing gives the same result as match).
 base::result<parse_outcome> parse_input(const chat::prepared& p, peg::matcher& m,
-                                        std::string_view input, const parse_options& options);
+                                        std::string_view input, const parse_options& options,
+                                        bool growing = false);
 
 // Moves an error location from parse_prefix + output onto output (offset, line:column).
 void rebase_location(base::location& where, std::size_t prefix_size, std::string_view output);

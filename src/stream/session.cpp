@@ -13,12 +13,14 @@
 #include "chatpeg/stream/session.h"
 
 #include <algorithm>
+#include <array>
 #include <random>
 #include <type_traits>
 #include <unordered_set>
 
 #include "chatpeg/base/utf8.h"
 #include "stream/fold.h"
+#include "stream/open_span.h"
 #include "stream/parse_internal.h"
 
 namespace chatpeg::stream {
@@ -49,6 +51,7 @@ struct text_hash {
 struct marker_prefixes {
   std::unordered_set<std::string, text_hash, std::equal_to<>> prefixes;
   std::size_t longest = 0;
+  std::array<bool, 256> first{};  // first bytes of the prefixes
 
   explicit marker_prefixes(const peg::grammar& g) {
     std::vector<std::uint8_t> seen(g.size(), 0);
@@ -68,6 +71,7 @@ struct marker_prefixes {
             if constexpr (std::is_same_v<T, peg::nodes::literal>) {
               if (n.text.size() < 2) return;
               for (std::size_t k = 1; k < n.text.size(); ++k) prefixes.insert(n.text.substr(0, k));
+              first[static_cast<unsigned char>(n.text[0])] = true;
               longest = std::max(longest, n.text.size() - 1);
             } else if constexpr (std::is_same_v<T, peg::nodes::sequence> ||
                                  std::is_same_v<T, peg::nodes::choice>) {
@@ -90,6 +94,13 @@ struct marker_prefixes {
 
   // Bytes at the end of text to hold back.
   std::size_t held(std::string_view text) const {
+    // Most tails hold no byte that can start a marker: no lookups then.
+    const std::size_t window = std::min(longest, text.size());
+    bool any = false;
+    for (std::size_t i = text.size() - window; i < text.size() && !any; ++i) {
+      any = first[static_cast<unsigned char>(text[i])];
+    }
+    if (!any) return 0;
     for (std::size_t k = std::min(longest, text.size()); k > 0; --k) {
       if (prefixes.find(text.substr(text.size() - k)) != prefixes.end()) return k;
     }
@@ -161,7 +172,20 @@ struct session::state {
   session_options options;
   std::optional<peg::matcher> matcher;  // one per session: match_growing reuses its work
   std::optional<marker_prefixes> markers;
+  std::optional<detail::open_span_finder> spans;
   bool ids_expected = false;
+  // The open span the last match ended in (stop == null: none): a chunk without a stop byte
+  // only extends it, so it is folded without matching (open_span.h).
+  detail::open_span span;
+  // The one counted content/reasoning node on the span's chain when nothing else on it folds
+  // anything (then an extension is appended as text directly), else peg::no_ast.
+  std::uint32_t span_text = peg::no_ast;
+  std::vector<std::pair<std::size_t, const detail::call_state*>> touched;  // diff_fold scratch
+  std::optional<base::error> fast_error;  // fast_feed() failed: why
+  std::size_t plain_consumed = 0;         // no parser: output bytes sent as content
+  std::size_t fast_feeds = 0;             // feeds folded by the fast path
+  std::size_t matched_feeds = 0;
+  std::size_t delta_count = 0;
 
   std::string input;                 // parse_prefix + output received so far
   std::vector<std::int32_t> tokens;  // per output byte when the caller gives them (else empty)
@@ -190,6 +214,12 @@ struct session::state {
     fold.clear();
     spare.clear();
     fold_valid = false;
+    span = detail::open_span{};
+    span_text = peg::no_ast;
+    plain_consumed = 0;
+    fast_feeds = 0;
+    matched_feeds = 0;
+    delta_count = 0;
     sent = chat::message{};
     settled = 0;
     settled_named = 0;
@@ -224,8 +254,8 @@ struct session::state {
   }
 
   // The deltas from `sent` to the fold; nothing is changed when it returns an error.
-  base::result<std::vector<delta>> diff_fold(const detail::fold& f, bool full_check) {
-    std::vector<delta> out;
+  // Appends to out (nothing on an error).
+  base::status diff_fold(const detail::fold& f, bool full_check, std::vector<delta>& out) {
     delta text;
     // The fold may hold text that a held-back marker prefix kept from being sent: only the
     // sent part must be a prefix.
@@ -238,11 +268,7 @@ struct session::state {
     const auto& calls = f.calls();
     std::size_t first = full_check ? 0 : settled;
     std::size_t k = full_check ? 0 : settled_named;
-    struct pending_call {
-      std::size_t index;
-      const detail::call_state* call;
-    };
-    std::vector<pending_call> touched;
+    touched.clear();
     for (std::size_t fi = first; fi < calls.size(); ++fi) {
       const auto& c = calls[fi];
       if (!c.named) continue;
@@ -256,7 +282,7 @@ struct session::state {
       } else if (ids_expected && c.call.id.empty() && !c.closed) {
         break;  // its header waits for the model's id (or the end of the call)
       }
-      touched.push_back({k, &c});
+      touched.emplace_back(k, &c);
       ++k;
     }
     if (full_check && k < sent.tool_calls.size()) return retraction("tool calls");
@@ -315,7 +341,7 @@ struct session::state {
       }
       ++settled;
     }
-    return out;
+    return {};
   }
 
   base::error match_error(base::error e) const {
@@ -327,8 +353,10 @@ struct session::state {
     return e;
   }
 
-  base::result<std::vector<delta>> feed(std::string_view chunk,
-                                        std::span<const std::int32_t> chunk_tokens) {
+  // Appends the deltas to out (cleared first).
+  base::status feed(std::string_view chunk, std::span<const std::int32_t> chunk_tokens,
+                    std::vector<delta>& out) {
+    out.clear();
     if (finished) {
       return base::make_error(base::errc::invalid_argument, "feed() after finish()");
     }
@@ -348,8 +376,25 @@ struct session::state {
       }
     }
     input.append(chunk);
-    if (!matcher) return plain_feed();
-    if (chunk.empty() && fold_valid) return std::vector<delta>{};
+    if (!matcher) {
+      plain_feed(out);
+      return {};
+    }
+    if (chunk.empty() && fold_valid) return {};
+    bool plain_text = false;
+    if (fold_valid && span.stop && extends_span(chunk, plain_text)) {
+      switch (fast_feed(chunk, plain_text, out)) {
+        case fast::done:
+          return {};
+        case fast::failed:
+          return std::move(*fast_error);
+        case fast::no:
+          break;
+      }
+      // The fold could not take the extension: match as usual.
+    }
+    span.stop = nullptr;
+    ++matched_feeds;
 
     peg::match_result r = match_growing();
     if (r.status == peg::match_status::fail) return match_error(std::move(r.error));
@@ -373,16 +418,96 @@ struct session::state {
       std::swap(fold, spare);
       full_check = true;
     }
-    auto deltas = diff_fold(fold, full_check);
-    if (!deltas) {
+    auto diffed = diff_fold(fold, full_check, out);
+    if (!diffed) {
       fold_valid = false;  // the fold is ahead of (or beside) what was sent
-      return deltas;
+      return diffed;
     }
     fold_valid = true;
     last = std::move(r);
+    update_held();
+    find_span();
+    return {};
+  }
+
+  void find_span() {
+    spans->find(last, input, span);
+    span_text = peg::no_ast;
+    if (!span.stop) return;
+    const auto& nodes = last.ast.nodes();
+    for (const std::uint32_t i : span.chain) {
+      const peg::tag t = nodes[i].tag;
+      if (t == peg::tag::none) continue;
+      if (t != peg::tag::content && t != peg::tag::reasoning) {
+        span_text = peg::no_ast;
+        return;
+      }
+      if (fold.counted_text(i)) {
+        if (span_text != peg::no_ast) return;  // (cannot happen: nested text is not counted)
+        span_text = i;
+      }
+    }
+  }
+
+  void update_held() {
     held_text = fold.content().size() - size_of(sent.content) + fold.reasoning().size() -
                 size_of(sent.reasoning_content);
-    return deltas;
+  }
+
+  // The chunk only extends the open span (open_span_finder::extends). plain_text: the chunk
+  // is whole valid UTF-8 and holds no byte that could start a held-back marker.
+  bool extends_span(std::string_view chunk, bool& plain_text) const {
+    if (!spans->extends(span, chunk)) return false;
+    const auto& first = markers->first;
+    bool high = false, marker = false;
+    for (const char ch : chunk) {
+      const auto b = static_cast<unsigned char>(ch);
+      high |= b >= 0x80;
+      marker |= first[b];
+    }
+    plain_text = !marker &&
+                 (!high || (base::is_valid_utf8(chunk) && base::utf8_incomplete_tail(chunk) == 0));
+    return true;
+  }
+
+  // The chunk extends the open span: every partial node of the last match now ends at the
+  // new end of input (what the matcher would find, open_span.h); fold their new bytes and
+  // diff. The matcher is not called: its next match_growing resumes from its own caches.
+  // nullopt when the fold could not take it (the caller then matches and folds anew).
+  enum class fast : std::uint8_t { no, done, failed };
+  fast fast_feed(std::string_view chunk, bool plain_text, std::vector<delta>& out) {
+    const auto size = static_cast<std::uint32_t>(input.size());
+    auto& nodes = last.ast.mutable_nodes();
+    for (const std::uint32_t i : span.chain) nodes[i].end = size;
+    last.end = size;
+    // Open content/reasoning with everything sent: the chunk is the delta.
+    if (plain_text && span_text != peg::no_ast && held_text == 0 &&
+        fold.append_text(last.ast, span_text, chunk)) {
+      const bool is_content = nodes[span_text].tag == peg::tag::content;
+      auto& sent_text = is_content ? sent.content : sent.reasoning_content;
+      if (!sent_text) sent_text.emplace();
+      sent_text->append(chunk);
+      out.emplace_back();
+      (is_content ? out.back().content : out.back().reasoning_content).assign(chunk);
+      ++fast_feeds;
+      return fast::done;
+    }
+    auto advanced = fold.extend(last.ast, span.chain, input);
+    if (!advanced || *advanced == detail::fold::outcome::diverged) {
+      fold_valid = false;
+      span.stop = nullptr;
+      return fast::no;
+    }
+    auto diffed = diff_fold(fold, false, out);
+    if (!diffed) {
+      fold_valid = false;
+      span.stop = nullptr;
+      fast_error = std::move(diffed).error();
+      return fast::failed;
+    }
+    ++fast_feeds;
+    update_held();
+    return fast::done;
   }
 
   // The output offset from which the output is not (wholly) in what was sent: the start of
@@ -410,18 +535,16 @@ struct session::state {
   }
 
   // No parser: the output is content, sent as it comes (incomplete UTF-8 held back).
-  std::vector<delta> plain_feed() {
-    std::string_view out = output();
-    out.remove_suffix(base::utf8_incomplete_tail(out));
-    std::string now = base::sanitize_utf8(out);
-    std::string add;
-    suffix(now, sent.content, false, add);
-    if (add.empty()) return {};
-    if (!sent.content) sent.content.emplace();
-    sent.content->append(add);
+  void plain_feed(std::vector<delta>& out) {
+    std::string_view raw = output().substr(plain_consumed);
+    raw.remove_suffix(base::utf8_incomplete_tail(raw));
+    if (raw.empty()) return;
+    plain_consumed += raw.size();
     delta d;
-    d.content = std::move(add);
-    return {std::move(d)};
+    d.content = base::sanitize_utf8(raw);
+    if (!sent.content) sent.content.emplace();
+    sent.content->append(d.content);
+    out.push_back(std::move(d));
   }
 
   base::result<finish_result> finish(const finish_options& options_in) {
@@ -432,9 +555,9 @@ struct session::state {
     if (!matcher) {
       final_message.content = base::sanitize_utf8(output());
     } else {
-      reset_growing();
       auto parsed = detail::parse_input(*prepared, *matcher, input,
-                                        {.allow_truncated = options_in.hit_token_limit});
+                                        {.allow_truncated = options_in.hit_token_limit},
+                                        /*growing=*/true);
       reset_growing();
       if (!parsed) return std::move(parsed).error();
       final_message = std::move(parsed->message);
@@ -502,6 +625,7 @@ session::session(const chat::prepared& p, session_options options)
   if (p.parser) {
     state_->matcher.emplace(*p.parser);
     state_->markers.emplace(*p.parser);
+    state_->spans.emplace(*p.parser);
     state_->ids_expected = grammar_has_ids(*p.parser);
   }
   state_->reset();
@@ -513,7 +637,18 @@ session& session::operator=(session&&) noexcept = default;
 
 base::result<std::vector<delta>> session::feed(std::string_view chunk,
                                                std::span<const std::int32_t> tokens) {
-  return state_->feed(chunk, tokens);
+  std::vector<delta> out;
+  auto fed = state_->feed(chunk, tokens, out);
+  state_->delta_count += out.size();
+  if (!fed) return std::move(fed).error();
+  return out;
+}
+
+base::status session::feed_into(std::vector<delta>& out, std::string_view chunk,
+                                std::span<const std::int32_t> tokens) {
+  auto fed = state_->feed(chunk, tokens, out);
+  state_->delta_count += out.size();
+  return fed;
 }
 
 base::result<finish_result> session::finish(const finish_options& options) {
@@ -530,6 +665,23 @@ std::size_t session::unsent_from() const {
 
 std::size_t session::received() const {
   return state_->output().size();
+}
+
+session_stats session::stats() const {
+  const state& st = *state_;
+  session_stats out;
+  out.feeds = st.fast_feeds + st.matched_feeds;
+  out.matched_feeds = st.matched_feeds;
+  out.deltas = st.delta_count;
+  out.ast_nodes = st.last.ast.nodes().size();
+  std::size_t bytes = st.input.size() + st.tokens.size() * sizeof(std::int32_t) +
+                      st.fold.content().size() + st.fold.reasoning().size() +
+                      st.last.ast.nodes().size() * sizeof(peg::ast_node) +
+                      size_of(st.sent.content) + size_of(st.sent.reasoning_content);
+  for (const auto& c : st.fold.calls()) bytes += c.call.arguments.size() + c.call.name.size();
+  for (const auto& c : st.sent.tool_calls) bytes += c.arguments.size() + c.name.size();
+  out.retained_bytes = bytes;
+  return out;
 }
 
 void session::reset() {

@@ -74,6 +74,19 @@ struct finish_options {
   bool hit_token_limit = false;
 };
 
+// Work and memory counters of a session (for tests and limits; no timing).
+struct session_stats {
+  std::size_t feeds = 0;          // feed() calls that took a non-empty chunk
+  std::size_t matched_feeds = 0;  // of those, feeds that ran the matcher; the others only
+                                  // extended the open text span (content, reasoning, a string
+                                  // argument) the previous match ended in
+  std::size_t deltas = 0;         // deltas returned by feed() so far
+  // Bytes the session holds for the response (output buffer, folded text and arguments,
+  // the sent message, the last AST), not counting the matcher's memo.
+  std::size_t retained_bytes = 0;
+  std::size_t ast_nodes = 0;  // nodes of the last match's AST
+};
+
 struct finish_result {
   std::vector<delta> deltas;  // what was still held back
   chat::message message;      // the final message (ids filled in)
@@ -95,6 +108,10 @@ class session {
   // gateway delivers the rest as content).
   base::result<std::vector<delta>> feed(std::string_view chunk,
                                         std::span<const std::int32_t> tokens = {});
+  // feed() into the caller's vector: out is cleared, then gets the deltas. Reusing one vector
+  // across feeds, a feed that extends open text allocates nothing.
+  base::status feed_into(std::vector<delta>& out, std::string_view chunk,
+                         std::span<const std::int32_t> tokens = {});
 
   // The output is complete: final parse, last deltas, final message, finish reason.
   base::result<finish_result> finish(const finish_options& options = {});
@@ -104,6 +121,7 @@ class session {
   const chat::message& current() const;
   // Bytes of model output received so far.
   std::size_t received() const;
+  session_stats stats() const;
   // After feed() failed: the output offset from which the output is not wholly represented in
   // what was sent (the start of the first call not closed and wholly sent, else the end of the
   // text sent). A caller that delivers the rest of the output as content starts here, so no

@@ -1,0 +1,325 @@
+// Finds the open text span a lenient match ended in (see open_span.h). The argument: in a
+// lenient match every node that looked at the end of input is partial, and partial nodes form
+// one chain from the root to the deepest one; nodes off the chain were decided before the end
+// of input and cannot change when input is appended. When the deepest partial node's body is
+// a scan that only stops on certain bytes — an `until` (its delimiters' first bytes), or the
+// plain run of a JSON-string-shaped loop outside an escape (bytes outside the run's class) —
+// appending bytes without those leaves the scan open at the new end: the same AST with every
+// chain node extended. Anything else (a delimiter prefix held back, a node that completed at
+// the end of input, an escape in progress, an unknown shape) reports no open span.
+#include "stream/open_span.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace chatpeg::stream::detail {
+namespace {
+
+constexpr std::uint32_t kUnbounded = 0xFFFFFFFFu;
+
+std::uint32_t add_sat(std::uint32_t a, std::uint32_t b) {
+  return a > kUnbounded - b ? kUnbounded : a + b;
+}
+
+std::uint32_t mul_sat(std::uint32_t a, std::uint32_t b) {
+  if (a == 0 || b == 0) return 0;
+  return a > kUnbounded / b ? kUnbounded : a * b;
+}
+
+// A one-byte literal's byte, or -1.
+int single_byte(const peg::node& n) {
+  const auto* l = std::get_if<peg::nodes::literal>(&n);
+  return l && l->text.size() == 1 ? static_cast<unsigned char>(l->text[0]) : -1;
+}
+
+// A class of exactly one ASCII character per match.
+const peg::nodes::char_class* one_char_class(const peg::node& n, std::uint32_t count) {
+  const auto* c = std::get_if<peg::nodes::char_class>(&n);
+  if (!c || c->min != count || c->max != count) return nullptr;
+  for (const auto& [lo, hi] : c->ranges) {
+    if (hi >= 0x80 && !c->negated) return nullptr;
+  }
+  return c;
+}
+
+}  // namespace
+
+open_span_finder::open_span_finder(const peg::grammar& g) : g_(&g), info_(g.size()) {}
+
+peg::node_id open_span_finder::unwrap(peg::node_id id) const {
+  for (int guard = 0; guard < 64 && id < g_->size(); ++guard) {
+    const peg::node& n = g_->at(id);
+    if (const auto* r = std::get_if<peg::nodes::ref>(&n)) {
+      id = r->target;
+    } else if (const auto* s = std::get_if<peg::nodes::schema>(&n)) {
+      id = s->child;
+    } else if (const auto* b = std::get_if<peg::nodes::gbnf>(&n)) {
+      id = b->child;
+    } else if (const auto* a = std::get_if<peg::nodes::atomic>(&n)) {
+      id = a->child;
+    } else {
+      return id;
+    }
+  }
+  return peg::no_node;
+}
+
+std::uint32_t open_span_finder::max_length(peg::node_id id, int depth) const {
+  if (id >= g_->size() || depth > 32) return kUnbounded;
+  return std::visit(
+      [&](const auto& n) -> std::uint32_t {
+        using T = std::decay_t<decltype(n)>;
+        if constexpr (std::is_same_v<T, peg::nodes::literal>) {
+          return static_cast<std::uint32_t>(n.text.size());
+        } else if constexpr (std::is_same_v<T, peg::nodes::any>) {
+          return 4;
+        } else if constexpr (std::is_same_v<T, peg::nodes::char_class>) {
+          return n.max == peg::unbounded ? kUnbounded : mul_sat(n.max, 4);
+        } else if constexpr (std::is_same_v<T, peg::nodes::epsilon> ||
+                             std::is_same_v<T, peg::nodes::start> ||
+                             std::is_same_v<T, peg::nodes::end> ||
+                             std::is_same_v<T, peg::nodes::peek> ||
+                             std::is_same_v<T, peg::nodes::negate>) {
+          return 0;
+        } else if constexpr (std::is_same_v<T, peg::nodes::sequence>) {
+          std::uint32_t sum = 0;
+          for (const auto c : n.children) sum = add_sat(sum, max_length(c, depth + 1));
+          return sum;
+        } else if constexpr (std::is_same_v<T, peg::nodes::choice>) {
+          std::uint32_t most = 0;
+          for (const auto c : n.children) most = std::max(most, max_length(c, depth + 1));
+          return most;
+        } else if constexpr (std::is_same_v<T, peg::nodes::repetition>) {
+          if (n.max == peg::unbounded) return kUnbounded;
+          return mul_sat(n.max, max_length(n.child, depth + 1));
+        } else if constexpr (std::is_same_v<T, peg::nodes::ref>) {
+          return max_length(n.target, depth + 1);
+        } else if constexpr (std::is_same_v<T, peg::nodes::atomic> ||
+                             std::is_same_v<T, peg::nodes::tagged> ||
+                             std::is_same_v<T, peg::nodes::rule> ||
+                             std::is_same_v<T, peg::nodes::schema> ||
+                             std::is_same_v<T, peg::nodes::gbnf>) {
+          return max_length(n.child, depth + 1);
+        } else {
+          return kUnbounded;  // until, space
+        }
+      },
+      g_->at(id));
+}
+
+const open_span_finder::body_info& open_span_finder::info(peg::node_id id) {
+  if (info_[id].k == body_info::kind::unknown) info_[id] = classify(id);
+  return info_[id];
+}
+
+open_span_finder::body_info open_span_finder::classify(peg::node_id id) {
+  body_info out;
+  out.k = body_info::kind::none;
+  const peg::node& owner = g_->at(id);
+  peg::node_id child = peg::no_node;
+  if (const auto* t = std::get_if<peg::nodes::tagged>(&owner)) child = t->child;
+  if (const auto* r = std::get_if<peg::nodes::rule>(&owner)) child = r->child;
+  const peg::node_id body = unwrap(child);
+  if (body >= g_->size()) return out;
+  const peg::node& n = g_->at(body);
+  auto table_of_until = [&](const peg::nodes::until& u) {
+    stop_table t{};
+    for (std::size_t b = 0; b < 256; ++b) t[b] = u.first_bytes[b];
+    tables_.push_back(t);
+    return static_cast<std::uint32_t>(tables_.size() - 1);
+  };
+  if (const auto* u = std::get_if<peg::nodes::until>(&n)) {
+    if (u->delimiters.empty()) return out;
+    out.k = body_info::kind::until;
+    out.scan = u;
+    out.table = table_of_until(*u);
+    return out;
+  }
+  if (const auto* s = std::get_if<peg::nodes::sequence>(&n)) {
+    if (s->children.empty()) return out;
+    const peg::node_id last = unwrap(s->children.back());
+    const auto* u = last < g_->size() ? std::get_if<peg::nodes::until>(&g_->at(last)) : nullptr;
+    if (!u || u->delimiters.empty()) return out;
+    std::uint32_t skip = 0;
+    for (std::size_t i = 0; i + 1 < s->children.size(); ++i) {
+      skip = add_sat(skip, max_length(s->children[i], 0));
+    }
+    if (skip == kUnbounded) return out;
+    out.k = body_info::kind::until_after;
+    out.scan = u;
+    out.skip = skip;
+    out.table = table_of_until(*u);
+    return out;
+  }
+  // zero_or_more(plain-run | E (simple | U hex{n})): the body of a JSON string.
+  const auto* rep = std::get_if<peg::nodes::repetition>(&n);
+  if (!rep || rep->max != peg::unbounded) return out;
+  const peg::node_id alts_id = unwrap(rep->child);
+  const auto* alts =
+      alts_id < g_->size() ? std::get_if<peg::nodes::choice>(&g_->at(alts_id)) : nullptr;
+  if (!alts || alts->children.size() != 2) return out;
+  const peg::node_id run_id = unwrap(alts->children[0]);
+  const peg::node_id esc_id = unwrap(alts->children[1]);
+  if (run_id >= g_->size() || esc_id >= g_->size()) return out;
+  const auto* run = std::get_if<peg::nodes::char_class>(&g_->at(run_id));
+  if (!run || !run->negated || run->max != peg::unbounded) return out;
+  for (const auto& [lo, hi] : run->ranges) {
+    if (hi >= 0x80) return out;  // then every non-ASCII code point (and U+FFFD) is plain
+  }
+  const auto* esc = std::get_if<peg::nodes::sequence>(&g_->at(esc_id));
+  if (!esc || esc->children.size() != 2) return out;
+  const int e = single_byte(g_->at(unwrap(esc->children[0])));
+  if (e < 0 || e >= 0x80 || run->ascii[static_cast<std::size_t>(e)]) return out;
+  const peg::node_id after = unwrap(esc->children[1]);
+  if (after >= g_->size()) return out;
+  const peg::nodes::char_class* simple = one_char_class(g_->at(after), 1);
+  int unicode = 0;
+  std::uint32_t hex = 0;
+  if (!simple) {
+    const auto* two = std::get_if<peg::nodes::choice>(&g_->at(after));
+    if (!two || two->children.size() != 2) return out;
+    for (const auto c : two->children) {
+      const peg::node_id cu = unwrap(c);
+      if (cu >= g_->size()) return out;
+      if (const auto* cls = one_char_class(g_->at(cu), 1)) {
+        simple = cls;
+        continue;
+      }
+      const auto* seq = std::get_if<peg::nodes::sequence>(&g_->at(cu));
+      if (!seq || seq->children.size() != 2) return out;
+      unicode = single_byte(g_->at(unwrap(seq->children[0])));
+      const auto* h = std::get_if<peg::nodes::char_class>(&g_->at(unwrap(seq->children[1])));
+      if (unicode <= 0 || !h || h->min != h->max || h->min == 0 || h->min > 16) return out;
+      hex = h->min;
+      out.digits = h;
+    }
+  }
+  // E must escape itself (E E is a whole escape), so a run of E's is read pairwise.
+  if (!simple || simple->negated || !simple->ascii[static_cast<std::size_t>(e)]) return out;
+  stop_table t{};
+  for (std::size_t b = 0; b < 0x80; ++b) t[b] = !run->ascii[b];
+  tables_.push_back(t);
+  out.k = body_info::kind::escaped_text;
+  out.run = run;
+  out.simple = simple;
+  out.escape = static_cast<std::uint8_t>(e);
+  out.unicode = static_cast<std::uint8_t>(unicode);
+  out.hex = hex;
+  out.table = static_cast<std::uint32_t>(tables_.size() - 1);
+  return out;
+}
+
+// Whether the text of an escaped-text loop ends outside an escape sequence.
+bool open_span_finder::escaped_tail_is_plain(const body_info& b, std::string_view text) const {
+  const std::size_t window = 2 + b.hex;  // the longest escape
+  const std::size_t from = text.size() > window ? text.size() - window : 0;
+  std::size_t k = text.size();
+  for (std::size_t i = text.size(); i > from; --i) {
+    if (static_cast<unsigned char>(text[i - 1]) == b.escape) {
+      k = i - 1;
+      break;
+    }
+  }
+  if (k == text.size()) return true;  // any escape ended before the window
+  std::size_t run = 0;
+  for (std::size_t i = k + 1; i > 0 && static_cast<unsigned char>(text[i - 1]) == b.escape; --i) {
+    if (++run > 4096) return false;
+  }
+  if (run % 2 == 0) return true;  // the E at k closes an "E E" escape
+  const std::size_t rest = text.size() - k - 1;
+  if (rest == 0) return false;
+  if (b.unicode != 0 && static_cast<unsigned char>(text[k + 1]) == b.unicode) {
+    return rest >= 1 + b.hex;
+  }
+  return true;
+}
+
+void open_span_finder::find(const peg::match_result& r, std::string_view input, open_span& out) {
+  out.chain.clear();
+  out.stop = nullptr;
+  if (r.status != peg::match_status::need_more_input || r.end != input.size()) return;
+  const auto& nodes = r.ast.nodes();
+  const auto size = static_cast<std::uint32_t>(input.size());
+  std::size_t d = nodes.size();
+  for (std::size_t i = nodes.size(); i > 0; --i) {
+    const peg::ast_node& n = nodes[i - 1];
+    if (n.partial) {
+      d = i - 1;
+      break;
+    }
+    if (n.end >= size) return;  // completed at the end of input: may be undecided (a name)
+  }
+  if (d == nodes.size()) return;
+  const peg::ast_node& deepest = nodes[d];
+  if (deepest.end != size || deepest.start >= size || deepest.origin >= g_->size()) return;
+  const body_info& b = info(deepest.origin);
+  switch (b.k) {
+    case body_info::kind::until:
+      break;
+    case body_info::kind::until_after:
+      if (size - deepest.start <= b.skip) return;
+      break;
+    case body_info::kind::escaped_text:
+      if (!escaped_tail_is_plain(b, input.substr(deepest.start, size - deepest.start))) return;
+      break;
+    default:
+      return;
+  }
+  for (std::uint32_t i = static_cast<std::uint32_t>(d); i != peg::no_ast; i = nodes[i].parent) {
+    if (i >= nodes.size() || !nodes[i].partial || nodes[i].end != size) {
+      out.chain.clear();
+      return;
+    }
+    out.chain.push_back(i);
+  }
+  std::reverse(out.chain.begin(), out.chain.end());
+  out.stop = &tables_[b.table];
+  out.owner = deepest.origin;
+}
+
+bool open_span_finder::extends(const open_span& s, std::string_view chunk) const {
+  if (!s.stop || s.owner >= info_.size()) return false;
+  const stop_table& stop = *s.stop;
+  std::size_t i = 0;
+  while (i < chunk.size() && !stop[static_cast<unsigned char>(chunk[i])]) ++i;
+  if (i == chunk.size()) return true;
+  const body_info& b = info_[s.owner];
+  const auto* bytes = reinterpret_cast<const unsigned char*>(chunk.data());
+  if (b.scan) {
+    // The open scan never ends with a delimiter prefix (find() checked, and so does this), so
+    // a delimiter can only start inside the chunk.
+    for (; i < chunk.size(); ++i) {
+      if (!b.scan->first_bytes[bytes[i]]) continue;
+      const std::size_t rem = chunk.size() - i;
+      for (const auto& d : b.scan->delimiters) {
+        const std::size_t n = std::min(rem, d.size());
+        if (std::memcmp(chunk.data() + i, d.data(), n) == 0) return false;
+      }
+    }
+    return true;
+  }
+  if (b.k != body_info::kind::escaped_text || !b.run || !b.simple) return false;
+  while (i < chunk.size()) {
+    const unsigned char c = bytes[i];
+    if (c >= 0x80 || b.run->ascii[c]) {
+      ++i;
+      continue;
+    }
+    if (c != b.escape || i + 1 >= chunk.size()) return false;  // a quote, control, cut escape
+    const unsigned char e = bytes[i + 1];
+    if (b.unicode != 0 && e == b.unicode && b.digits) {
+      if (i + 2 + b.hex > chunk.size()) return false;
+      for (std::size_t k = i + 2; k < i + 2 + b.hex; ++k) {
+        if (bytes[k] >= 0x80 || !b.digits->ascii[bytes[k]]) return false;
+      }
+      i += 2 + b.hex;
+    } else if (e < 0x80 && b.simple->ascii[e]) {
+      i += 2;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace chatpeg::stream::detail
