@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -241,7 +242,16 @@ TEST(HostileGateway, ThousandsOfConnectionsAreServedOrRefusedCleanly) {
   gateway_harness h(testing::hermes_template, backend_type::llamacpp, tight_server());
   // Each served request holds a worker ~50 ms, so the burst overflows the queue.
   h.backend.reply_with(scripted_reply{.chunks = {"ok"}, .delay = std::chrono::milliseconds(50)});
-  constexpr int n = 1500;
+  // Both ends of every connection live in this process: raise the descriptor limit as far
+  // as allowed and scale down where it is low.
+  rlimit fds{};
+  ::getrlimit(RLIMIT_NOFILE, &fds);
+  if (fds.rlim_cur < 8192 && fds.rlim_max > fds.rlim_cur) {
+    fds.rlim_cur = std::min<rlim_t>(fds.rlim_max, 8192);
+    ::setrlimit(RLIMIT_NOFILE, &fds);
+  }
+  const int n = static_cast<int>(std::min<rlim_t>(1500, (fds.rlim_cur - 256) / 2));
+  ASSERT_GE(n, 100) << "too few file descriptors for this test";
   std::vector<std::unique_ptr<raw_client>> clients;
   clients.reserve(n);
   const std::string body = chat_body();
@@ -278,7 +288,7 @@ TEST(HostileGateway, ThousandsOfConnectionsAreServedOrRefusedCleanly) {
   // Idle connections (opened, never written) are dropped by the read timeout, or freed when
   // their clients go away; afterwards the server serves as before.
   std::vector<std::unique_ptr<raw_client>> idle;
-  for (int i = 0; i < 1000; ++i) {
+  for (int i = 0; i < n; ++i) {
     idle.push_back(std::make_unique<raw_client>(h.gw->port()));
   }
   idle.clear();
