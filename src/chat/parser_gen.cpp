@@ -93,7 +93,8 @@ json::value tool_parameters(const json::value& tool) {
 // Reasoning: [start] text end, with bounded whitespace around the markers. With extraction
 // the text is tagged reasoning; without it (reasoning_format none) the whole block stays in
 // content as written. Where the parse starts decides what is optional.
-peg::parser reasoning_block(gen_context& c, peg::parser calls) {
+peg::parser reasoning_block(gen_context& c, peg::parser calls,
+                            std::span<const std::string> call_openers) {
   auto& b = c.b;
   if (!c.has_reasoning || c.a.reasoning.end.empty()) return b.eps();
   const auto& rs = c.a.reasoning;
@@ -123,7 +124,24 @@ peg::parser reasoning_block(gen_context& c, peg::parser calls) {
       break;
   }
   if (rs.start.empty()) return b.optional(wrap(text + close));
-  return b.optional(wrap(c.ws() + open + text + close));
+  auto closed = wrap(c.ws() + open + text + close);
+  if (c.for_gbnf) return b.optional(closed);
+  // The model opened the block itself and never closed it. Read as the stream reads it while
+  // it grows: reasoning up to a call that follows directly, else reasoning to the end of the
+  // output — never content, which would take back the reasoning already streamed. The closed
+  // reading comes first: a call written inside a closed block is reasoning (llamacpp #32,
+  // #232). (A stream that never closes the block but then calls shows the call as reasoning
+  // until the end decides; the final message then differs — an internal error, not a guess.)
+  std::vector<peg::parser> readings{closed};
+  if (calls.owner != nullptr && !call_openers.empty()) {
+    std::vector<std::string> stops{end_core};
+    stops.insert(stops.end(), call_openers.begin(), call_openers.end());
+    auto up_to_call = b.until_one_of(stops);
+    if (c.extract_reasoning) up_to_call = b.reasoning(up_to_call);
+    readings.push_back(wrap(c.ws() + open + up_to_call) + b.peek(calls));
+  }
+  readings.push_back(wrap(c.ws() + open + text + b.end()));
+  return b.optional(b.choice(std::move(readings)));
 }
 
 namespace {
@@ -165,9 +183,9 @@ gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::st
   auto& b = c.b;
   gen_result out;
   calls = b.rule(c.unique_rule("tool-calls"), calls);
-  auto reasoning = reasoning_block(c, calls);
   words.erase(std::remove_if(words.begin(), words.end(), [](const auto& w) { return w.empty(); }),
               words.end());
+  auto reasoning = reasoning_block(c, calls, words);
   // The lazy GBNF starts at the trigger and must also allow the whitespace after calls. A
   // trigger can also fire inside the reasoning (a call mentioned while thinking): the grammar
   // then lets the reasoning run to its end marker, after which the real calls follow.

@@ -3,6 +3,7 @@
 // the tool-call builders. Not a public header.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,8 +82,10 @@ peg::parser python_value(gen_context& c);
 
 // Generic (analysis-driven) pieces.
 // eps when there is no reasoning. `calls` (optional): the tool-call block, which may follow an
-// opened-but-unclosed block directly.
-peg::parser reasoning_block(gen_context& c, peg::parser calls = {});
+// opened-but-unclosed block directly; `call_openers`: the markers that start it (the unclosed
+// block's text stops at one of them to try the calls).
+peg::parser reasoning_block(gen_context& c, peg::parser calls = {},
+                            std::span<const std::string> call_openers = {});
 base::result<gen_result> build_generic(gen_context& c);
 // The tool-call block of a tool_syntax: section(s) with one or more calls.
 base::result<peg::parser> calls_block(gen_context& c, const tool_syntax& ts);

@@ -382,6 +382,28 @@ std::vector<gen_case> cases() {
          "reasoning='plan' |tool_name='get_time' tool_args='{\"tz\": \"UTC\"}'"},
         {"<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n</tool_call>",
          "|tool_name='get_time' tool_args='{\"tz\": \"UTC\"}'"}}},
+      // A block the model opened and never closed is reasoning, as the stream shows it while
+      // it grows: to the end of the output, or up to a call that follows directly. A call
+      // opener mentioned inside a closed block stays reasoning. (The grammar keeps requiring
+      // the end marker, so only the parser reads the unclosed forms.)
+      {"reasoning_unclosed_block",
+       with_think(hermes()),
+       R"(,"tool_choice":"auto")",
+       "",
+       {{"<think>plan", "reasoning='plan'", false},
+        {"<think>plan</think>ok", "reasoning='plan' content='ok'"},
+        {"<think>plan<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": "
+         "\"UTC\"}}\n</tool_call>",
+         "reasoning='plan' |tool_name='get_time' tool_args='{\"tz\": \"UTC\"}'", false},
+        {"<think>use <tool_call> later</think>Done.",
+         "reasoning='use <tool_call> later' content='Done.'"},
+        {"<think>use <tool_call> later", "reasoning='use <tool_call> later'", false}}},
+      {"reasoning_unclosed_block_no_tools",
+       with_think(hermes()),
+       R"(,"tool_choice":"none")",
+       "",
+       {{"<think>plan", "reasoning='plan'", false},
+        {"<think>plan</think>ok", "reasoning='plan' content='ok'", false}}},  // no grammar
   };
 }
 
