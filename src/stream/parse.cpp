@@ -85,7 +85,8 @@ void rebase_location(base::location& where, std::size_t prefix_size, std::string
 
 base::result<parse_outcome> parse_input(const chat::prepared& p, peg::matcher& m,
                                         std::string_view input, const parse_options& options,
-                                        bool growing) {
+                                        bool growing, std::string_view text) {
+  if (text.size() != input.size()) text = input;
   const peg::grammar& g = *p.parser;
   const std::string_view output = input.substr(std::min(p.parse_prefix.size(), input.size()));
   const auto lenient = peg::match_flags::lenient | peg::match_flags::complete;
@@ -140,14 +141,14 @@ base::result<parse_outcome> parse_input(const chat::prepared& p, peg::matcher& m
 
   if (options.partial) {
     const bool incomplete = r.status == peg::match_status::need_more_input;
-    return finish(mp.map(g, r, input, map_options{.partial = incomplete}), incomplete, false);
+    return finish(mp.map(g, r, text, map_options{.partial = incomplete}), incomplete, false);
   }
-  if (!cut) return finish(mp.map(g, r, input), false, false);
+  if (!cut) return finish(mp.map(g, r, text), false, false);
 
-  auto kept = mp.map(g, *cut, input, map_options{.partial = true, .close_open_calls = true});
+  auto kept = mp.map(g, *cut, text, map_options{.partial = true, .close_open_calls = true});
   if (r.ok() && kept) {
     // Both readings exist: the complete one wins unless it drops what the cut one has.
-    auto whole = mapper().map(g, r, input);
+    auto whole = mapper().map(g, r, text);
     if (!whole || same_message(*whole, *kept)) return finish(std::move(whole), false, false);
   }
   return finish(std::move(kept), false, true);

@@ -191,6 +191,21 @@ struct session::state {
   std::vector<std::int32_t> tokens;  // per output byte when the caller gives them (else empty)
   bool tokens_given = false;
 
+  // Token-aware input (session_options::special_tokens): the matcher reads `shadow`, the
+  // input with the first byte of every look-alike marker (its text made by ordinary tokens)
+  // replaced by `neutral`, a byte that starts no literal of the grammar; the fold reads the
+  // original bytes at the same offsets. The matcher sees the output up to `decided`: an
+  // occurrence whose tokens are not all known yet (a marker prefix at the end, or a marker
+  // whose token may continue past it) waits there.
+  std::vector<std::pair<std::string, std::int32_t>> specials;
+  std::array<bool, 256> special_first{};
+  char neutral = '~';
+  bool token_mode = false;
+  std::string shadow;
+  std::size_t scan_from = 0;  // output offset: occurrences starting before it are decided
+  std::size_t decided = 0;    // output bytes the matcher may see
+  std::size_t seen = 0;       // size of the matcher input the fold has taken
+
   peg::match_result last;  // the match the fold holds
   detail::fold fold;
   detail::fold spare;
@@ -210,6 +225,11 @@ struct session::state {
     input.assign(prepared->parse_prefix);
     tokens.clear();
     tokens_given = false;
+    token_mode = false;
+    shadow.clear();
+    scan_from = 0;
+    decided = 0;
+    seen = 0;
     last = peg::match_result{};
     fold.clear();
     spare.clear();
@@ -235,7 +255,51 @@ struct session::state {
 
   // The lenient match of the whole input so far, reusing the matcher's work on the part of
   // the input that the previous call already saw.
-  peg::match_result match_growing() { return matcher->match_growing(input, kLenient); }
+  peg::match_result match_growing() { return matcher->match_growing(match_input(), kLenient); }
+  std::string_view match_input() const {
+    if (!token_mode) return input;
+    return std::string_view(shadow).substr(0, prefix_size() + decided);
+  }
+  std::string_view fold_input() const {
+    if (!token_mode) return input;
+    return std::string_view(input).substr(0, prefix_size() + decided);
+  }
+
+  // Token ids of output bytes: kNoIds for bytes of chunks given without ids (text rule).
+  static constexpr std::int32_t kNoIds = -2;
+
+  // Decides the marker occurrences from scan_from on (at_end: the output is complete) and
+  // moves `decided`. A marker with a known id counts as the marker only when one token of
+  // exactly that id made exactly its bytes; else its first byte is neutralized in shadow.
+  void decide_markers(bool at_end) {
+    const std::string_view out = output();
+    const std::size_t base = prefix_size();
+    std::size_t p = scan_from;
+    for (; p < out.size(); ++p) {
+      if (!special_first[static_cast<unsigned char>(out[p])]) continue;
+      bool wait = false;
+      for (const auto& [text, id] : specials) {
+        const std::size_t rem = out.size() - p;
+        if (out.compare(p, std::min(rem, text.size()), text, 0, std::min(rem, text.size())) != 0) {
+          continue;
+        }
+        if (rem < text.size() || (rem == text.size() && !at_end)) {
+          if (!at_end) wait = true;  // cut by the end, or its token may continue
+          continue;
+        }
+        bool known = true, exact = tokens[p] == id;
+        for (std::size_t k = p; k < p + text.size(); ++k) known &= tokens[k] != kNoIds;
+        for (std::size_t k = p + 1; k < p + text.size() && exact; ++k) exact = tokens[k] == -1;
+        if (exact && p + text.size() < out.size()) exact = tokens[p + text.size()] != -1;
+        if (known && !exact) shadow[base + p] = neutral;
+        break;
+      }
+      if (wait) break;
+    }
+    scan_from = p;
+    decided = p;
+  }
+
   void reset_growing() {
     if (matcher) matcher->reset_growing();
   }
@@ -367,23 +431,36 @@ struct session::state {
                                   " bytes (one per byte, -1 where a token continues)");
     }
     if (!chunk_tokens.empty() || tokens_given) {
-      if (!tokens_given) tokens.assign(output().size(), -1);
+      if (!tokens_given) tokens.assign(output().size(), kNoIds);
       tokens_given = true;
       if (chunk_tokens.empty()) {
-        tokens.insert(tokens.end(), chunk.size(), -1);
+        tokens.insert(tokens.end(), chunk.size(), kNoIds);
       } else {
         tokens.insert(tokens.end(), chunk_tokens.begin(), chunk_tokens.end());
       }
+    }
+    if (!token_mode && !chunk_tokens.empty() && !specials.empty() && matcher) {
+      token_mode = true;  // from here on: bytes before follow the text rule
+      shadow = input;
+      scan_from = decided = output().size();
     }
     input.append(chunk);
     if (!matcher) {
       plain_feed(out);
       return {};
     }
-    if (chunk.empty() && fold_valid) return {};
+    if (token_mode) {
+      shadow.append(chunk);
+      decide_markers(false);
+    }
+    const std::string_view now = match_input();
+    if (now.size() == seen && fold_valid) return {};
+    const std::size_t before = std::min(seen, now.size());
+    seen = now.size();
     bool plain_text = false;
-    if (fold_valid && span.stop && extends_span(chunk, plain_text)) {
-      switch (fast_feed(chunk, plain_text, out)) {
+    if (fold_valid && span.stop && before < now.size() &&
+        extends_span(now.substr(before), plain_text)) {
+      switch (fast_feed(fold_input().substr(before), plain_text, out)) {
         case fast::done:
           return {};
         case fast::failed:
@@ -401,11 +478,11 @@ struct session::state {
 
     bool full_check = false;
     base::result<detail::fold::outcome> advanced =
-        fold_valid ? fold.advance(&last.ast, r.ast, input) : detail::fold::outcome::diverged;
+        fold_valid ? fold.advance(&last.ast, r.ast, fold_input()) : detail::fold::outcome::diverged;
     if (!advanced || *advanced == detail::fold::outcome::diverged) {
       // Not an extension of the previous AST (or the fold broke): fold it all again.
       spare.clear();
-      auto again = spare.advance(nullptr, r.ast, input);
+      auto again = spare.advance(nullptr, r.ast, fold_input());
       if (!again || *again == detail::fold::outcome::diverged) {
         fold_valid = false;
         if (!again) {
@@ -431,7 +508,7 @@ struct session::state {
   }
 
   void find_span() {
-    spans->find(last, input, span);
+    spans->find(last, match_input(), span);
     span_text = peg::no_ast;
     if (!span.stop) return;
     const auto& nodes = last.ast.nodes();
@@ -445,6 +522,29 @@ struct session::state {
       if (fold.counted_text(i)) {
         if (span_text != peg::no_ast) return;  // (cannot happen: nested text is not counted)
         span_text = i;
+      }
+    }
+  }
+
+  void set_specials(const peg::grammar& g) {
+    for (const auto& [text, id] : options.special_tokens) {
+      if (text.empty() || id < 0) continue;
+      specials.emplace_back(text, id);
+      special_first[static_cast<unsigned char>(text[0])] = true;
+    }
+    // The neutral byte starts no literal and no `until` delimiter of the grammar.
+    std::array<bool, 256> used{};
+    for (const auto& n : g.nodes()) {
+      if (const auto* l = std::get_if<peg::nodes::literal>(&n)) {
+        used[static_cast<unsigned char>(l->text[0])] = true;
+      } else if (const auto* u = std::get_if<peg::nodes::until>(&n)) {
+        for (std::size_t b = 0; b < 256; ++b) used[b] = used[b] || u->first_bytes[b];
+      }
+    }
+    for (const char c : std::string_view("~^`|_#%&*+=?@;!$")) {
+      if (!used[static_cast<unsigned char>(c)]) {
+        neutral = c;
+        break;
       }
     }
   }
@@ -476,7 +576,7 @@ struct session::state {
   // nullopt when the fold could not take it (the caller then matches and folds anew).
   enum class fast : std::uint8_t { no, done, failed };
   fast fast_feed(std::string_view chunk, bool plain_text, std::vector<delta>& out) {
-    const auto size = static_cast<std::uint32_t>(input.size());
+    const auto size = static_cast<std::uint32_t>(seen);
     auto& nodes = last.ast.mutable_nodes();
     for (const std::uint32_t i : span.chain) nodes[i].end = size;
     last.end = size;
@@ -492,7 +592,7 @@ struct session::state {
       ++fast_feeds;
       return fast::done;
     }
-    auto advanced = fold.extend(last.ast, span.chain, input);
+    auto advanced = fold.extend(last.ast, span.chain, fold_input());
     if (!advanced || *advanced == detail::fold::outcome::diverged) {
       fold_valid = false;
       span.stop = nullptr;
@@ -555,9 +655,10 @@ struct session::state {
     if (!matcher) {
       final_message.content = base::sanitize_utf8(output());
     } else {
-      auto parsed = detail::parse_input(*prepared, *matcher, input,
+      if (token_mode) decide_markers(true);
+      auto parsed = detail::parse_input(*prepared, *matcher, token_mode ? shadow : input,
                                         {.allow_truncated = options_in.hit_token_limit},
-                                        /*growing=*/true);
+                                        /*growing=*/true, input);
       reset_growing();
       if (!parsed) return std::move(parsed).error();
       final_message = std::move(parsed->message);
@@ -626,6 +727,7 @@ session::session(const chat::prepared& p, session_options options)
     state_->matcher.emplace(*p.parser);
     state_->markers.emplace(*p.parser);
     state_->spans.emplace(*p.parser);
+    state_->set_specials(*p.parser);
     state_->ids_expected = grammar_has_ids(*p.parser);
   }
   state_->reset();

@@ -28,6 +28,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "chatpeg/base/result.h"
@@ -66,6 +67,12 @@ struct session_options {
   // Generates a call id ("call_" + 24 random alphanumerics by default). Called once per call
   // index that the model did not give an id.
   std::function<std::string()> id_generator;
+  // Marker text → its special token id (from the tokenizer, e.g. llama-server /tokenize).
+  // When a chunk comes with token ids, an occurrence of such a marker counts as the marker
+  // only if exactly one token of that id produced exactly its bytes; the same bytes from
+  // ordinary tokens are text. Markers not listed here, and bytes of chunks fed without ids,
+  // follow the text rule (any occurrence is the marker).
+  std::vector<std::pair<std::string, std::int32_t>> special_tokens;
 };
 
 struct finish_options {
