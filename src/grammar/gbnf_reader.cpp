@@ -49,7 +49,9 @@ range_list normalize(range_list ranges) {
 
 class reader {
  public:
-  reader(std::string_view src, const gbnf_parse_options& options) : src_(src), options_(options) {}
+  reader(std::string_view src, const gbnf_parse_options& options) : src_(src), options_(options) {
+    options_.max_nesting = std::min(options_.max_nesting, gbnf_max_nesting_cap);
+  }
 
   base::result<std::shared_ptr<const gbnf_grammar>> run();
 
@@ -95,7 +97,7 @@ class reader {
   std::shared_ptr<gbnf_grammar> finalize();
 
   std::string_view src_;
-  const gbnf_parse_options& options_;
+  gbnf_parse_options options_;  // a copy: max_nesting is clamped
   std::size_t pos_ = 0;
   std::size_t depth_ = 0;
   std::size_t symbol_count_ = 0;

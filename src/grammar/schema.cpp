@@ -134,7 +134,10 @@ std::string sanitize_rule_name(std::string_view name) {
 
 schema_compiler::schema_compiler(peg::builder& b, const json::value& root,
                                  const schema_options& options)
-    : b_(b), root_(root), options_(options) {}
+    : b_(b), root_(root), options_(options) {
+  // Each schema level is a few stack frames: no setting may recurse deeper than the cap.
+  options_.max_depth = std::min(options_.max_depth, schema_max_depth_cap);
+}
 
 void schema_compiler::warn(const std::string& path, std::string message) {
   if (!warned_.emplace(path, message).second) return;
@@ -199,9 +202,34 @@ peg::parser schema_compiler::choice_of(std::vector<alternative> alts) {
   return b_.choice(std::move(ps));
 }
 
+namespace {
+
+// Whether a JSON value nests containers deeper than limit (iterative: values may come from a
+// caller, not through json::parse and its own depth limit).
+bool deeper_than(const json::value& v, std::size_t limit) {
+  std::vector<std::pair<const json::value*, std::size_t>> stack{{&v, 0}};
+  while (!stack.empty()) {
+    const auto [at, depth] = stack.back();
+    stack.pop_back();
+    if (!at->is_array() && !at->is_object()) continue;
+    if (depth >= limit) return true;
+    for (const auto& item : *at) stack.emplace_back(&item, depth + 1);
+  }
+  return false;
+}
+
+}  // namespace
+
 base::status schema_compiler::check_keywords(const json::value& s, const std::string& path) {
   for (const auto& [k, v] : s.items()) {
     const std::string at = json::path_key(path, k);
+    if ((k == "const" || k == "enum") && deeper_than(v, options_.max_depth + (k == "enum"))) {
+      base::location where;
+      where.path = at;
+      return base::make_error(
+          errc::limit_exceeded,
+          "'" + k + "' value nested deeper than " + std::to_string(options_.max_depth), where);
+    }
     if (contains(annotation_keywords, k)) {
       if ((k == "$defs" || k == "definitions") && !v.is_object()) {
         return schema_error(at, "'" + k + "' must be an object");
@@ -258,6 +286,15 @@ base::status schema_compiler::check_keywords(const json::value& s, const std::st
       }
     } else if (k == "enum") {
       if (!v.is_array()) return schema_error(at, "'enum' must be an array");
+      if (v.size() > options_.max_enum_values) {
+        base::location where;
+        where.path = at;
+        return base::make_error(errc::limit_exceeded,
+                                "'enum' with " + std::to_string(v.size()) +
+                                    " values (max_enum_values " +
+                                    std::to_string(options_.max_enum_values) + ")",
+                                where);
+      }
     } else if (k == "$ref") {
       if (!v.is_string()) return schema_error(at, "'$ref' must be a string");
     } else if (k == "nullable") {
@@ -780,6 +817,12 @@ base::result<peg::parser> schema_compiler::run() {
 
 base::result<compiled_schema> compile_schema(peg::builder& b, const json::value& schema,
                                              const schema_options& options) {
+  // The value itself first: later steps (keyword walks, the schema text kept in the node)
+  // recurse over it, and a caller's value need not have passed json::parse's depth limit.
+  if (detail::deeper_than(schema, schema_max_value_depth)) {
+    return base::make_error(base::errc::limit_exceeded, "schema value nested deeper than " +
+                                                            std::to_string(schema_max_value_depth));
+  }
   detail::schema_compiler c(b, schema, options);
   auto p = c.run();
   if (!p) return std::move(p).error();

@@ -369,6 +369,7 @@ std::string matcher::state::expected_text(bool add_end) const {
 matcher::matcher(const grammar& g, matcher_options options) : state_(std::make_unique<state>()) {
   state_->g = &g;
   state_->options = options;
+  state_->options.max_depth = std::min(options.max_depth, matcher_max_depth_cap);
 }
 matcher::~matcher() = default;
 matcher::matcher(matcher&&) noexcept = default;

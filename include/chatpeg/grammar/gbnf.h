@@ -25,6 +25,10 @@ namespace chatpeg::grammar {
 
 class gbnf_grammar;  // opaque, immutable after parse_gbnf; shareable across threads
 
+// Hard cap on gbnf_parse_options::max_nesting (a larger setting is clamped): the reader
+// recurses once per group, and no option may let untrusted text overflow the stack.
+inline constexpr std::size_t gbnf_max_nesting_cap = 4096;
+
 struct gbnf_parse_options {
   std::string root = "root";
   std::size_t max_rules = 100000;

@@ -36,6 +36,13 @@ struct schema_warning {
   std::string message;  // "keyword 'pattern' is not enforced"
 };
 
+// Hard cap on schema_options::max_depth (a larger setting is clamped): the compiler recurses
+// once per nesting level, and no option may let untrusted input overflow the stack.
+inline constexpr std::size_t schema_max_depth_cap = 1024;
+// A schema value (as JSON) nested deeper than this is limit_exceeded before compiling (the
+// same bound json::parse applies by default).
+inline constexpr std::size_t schema_max_value_depth = 512;
+
 struct schema_options {
   std::string name = "schema";  // prefix of the rule names this schema creates
   // Tagged argument formats: a string-typed value is written raw (not as a JSON string).
@@ -53,6 +60,9 @@ struct schema_options {
   // minLength/maxLength/minItems/maxItems above this are not enforced (a warning): GBNF
   // engines expand {m,n} into n copies.
   std::uint32_t max_repeat = 1000;
+  // An enum with more values is limit_exceeded (each value is a literal alternative; the
+  // exported GBNF lists them all).
+  std::size_t max_enum_values = 10000;
 };
 
 struct compiled_schema {

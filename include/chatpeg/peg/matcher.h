@@ -99,6 +99,10 @@ struct match_result {
   bool ok() const { return status == match_status::success; }
 };
 
+// Hard cap on matcher_options::max_depth (a larger setting is clamped): matching recurses once
+// per nested node visit, and no option may let untrusted input overflow the stack.
+inline constexpr std::uint32_t matcher_max_depth_cap = 16384;
+
 struct matcher_options {
   std::uint32_t max_depth = 4096;        // nested node visits (every node kind counts)
   std::uint64_t max_steps = 1ull << 32;  // bound on node visits per match
