@@ -1,6 +1,9 @@
 // PEG matcher throughput on the shapes that dominate tool calling: a 64 KB JSON tool call
 // matched with a schema-typed grammar, and a 64 KB until("</tool_call>") scan. Baselines:
 // memchr over the same bytes (the floor for any scanner) and nlohmann's JSON parser.
+// Measured 2026-11-29 (Release, 2 loaded cores, CPU time): JSON tool call 128 → 64 µs once
+// JSON string bodies run as a loop_plan scan (~1 GB/s); until scan ~0.8 µs (same order as the
+// memchr baseline); nlohmann parse of the same text 0.52 ms.
 #include <benchmark/benchmark.h>
 
 #include <cstring>
