@@ -546,32 +546,54 @@ std::shared_ptr<gbnf_grammar> reader::finalize() {
   alternatives_.push_back({{root}});
   const std::size_t n = names_.size();
 
-  // Productive nonterminals (fixpoint); empty terminal sets are unproductive too.
-  std::vector<std::uint8_t> productive(n, 0);
-  std::vector<std::uint8_t> nullable(n, 0);
-  auto symbol_ok = [&](symbol s, const std::vector<std::uint8_t>& set, bool terminals_ok) {
-    if (detail::is_terminal(s))
-      return terminals_ok && !terminals_[detail::terminal_index(s)].empty();
-    return set[static_cast<std::size_t>(s)] != 0;
-  };
-  for (bool changed = true; changed;) {
-    changed = false;
+  // Productive and nullable nonterminals: a worklist over "symbols of this alternative not
+  // yet known", linear in the grammar size (a pass-until-no-change fixpoint is quadratic on a
+  // long rule chain, which hostile GBNF text can make 100,000 rules long). Empty terminal
+  // sets are unproductive too.
+  auto fixpoint = [&](std::vector<std::uint8_t>& set, bool terminals_ok) {
+    constexpr std::uint32_t never = 0xFFFFFFFFu;
+    std::vector<std::uint32_t> remaining, owner;
+    std::vector<std::vector<std::uint32_t>> users(n);
+    std::vector<std::uint32_t> queue;
     for (std::size_t a = 0; a < n; ++a) {
       for (const auto& rhs : alternatives_[a]) {
-        if (!productive[a] && std::all_of(rhs.begin(), rhs.end(), [&](symbol s) {
-              return symbol_ok(s, productive, true);
-            })) {
-          productive[a] = 1;
-          changed = true;
+        const auto idx = static_cast<std::uint32_t>(remaining.size());
+        owner.push_back(static_cast<std::uint32_t>(a));
+        std::uint32_t count = 0;
+        bool impossible = false;
+        for (const symbol sym : rhs) {
+          if (detail::is_terminal(sym)) {
+            impossible =
+                impossible || !terminals_ok || terminals_[detail::terminal_index(sym)].empty();
+          } else {
+            ++count;
+            users[static_cast<std::size_t>(sym)].push_back(idx);
+          }
         }
-        if (!nullable[a] && std::all_of(rhs.begin(), rhs.end(),
-                                        [&](symbol s) { return symbol_ok(s, nullable, false); })) {
-          nullable[a] = 1;
-          changed = true;
+        remaining.push_back(impossible ? never : count);
+        if (!impossible && count == 0 && !set[a]) {
+          set[a] = 1;
+          queue.push_back(static_cast<std::uint32_t>(a));
         }
       }
     }
-  }
+    while (!queue.empty()) {
+      const std::uint32_t x = queue.back();
+      queue.pop_back();
+      for (const std::uint32_t idx : users[x]) {
+        if (remaining[idx] == never || --remaining[idx] != 0) continue;
+        const std::uint32_t a = owner[idx];
+        if (!set[a]) {
+          set[a] = 1;
+          queue.push_back(a);
+        }
+      }
+    }
+  };
+  std::vector<std::uint8_t> productive(n, 0);
+  std::vector<std::uint8_t> nullable(n, 0);
+  fixpoint(productive, true);
+  fixpoint(nullable, false);
 
   g->nonterminal_names = names_;
   g->user_rule_count = user_rules_;
