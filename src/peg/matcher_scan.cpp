@@ -277,6 +277,10 @@ step matcher::state::match_class(node_id id, const nodes::char_class& c, std::ui
   std::uint32_t count = 0;
   bool at_eof = false;
   bool cut = false;  // an incomplete UTF-8 sequence at the end of input was looked at
+  // Where that sequence starts and the count before it: read as U+FFFD only at this input
+  // size, so a growing-cache entry must stop before it (more input completes the sequence).
+  std::uint32_t cut_from = 0;
+  std::uint32_t count_before_cut = 0;
   std::uint32_t found = 0;
   if (growing && cached_nodes[id] != 0 && (found = memo.find_index(id, pos)) != 0) {
     const memo_entry& e = memo.entry(found - 1);
@@ -306,6 +310,8 @@ step matcher::state::match_class(node_id id, const nodes::char_class& c, std::ui
         break;
       }
       cut = true;
+      cut_from = p;
+      count_before_cut = count;
     }
     const char32_t cp = d.status == base::utf8_status::ok ? d.code_point : 0xFFFD;
     if (!class_contains(c, cp)) break;
@@ -314,12 +320,13 @@ step matcher::state::match_class(node_id id, const nodes::char_class& c, std::ui
   }
   if (at_eof || cut) {
     touch(size + 1);
-    if (growing && at_eof && p - pos >= options.growing_cache_span) {
+    const std::uint32_t safe_end = cut ? cut_from : p;
+    if (growing && (at_eof || cut) && safe_end - pos >= options.growing_cache_span) {
       memo_entry e;
       e.kind = memo_kind::progress;
-      e.end = p;
-      e.count = count;
-      e.examined = p;
+      e.end = safe_end;
+      e.count = cut ? count_before_cut : count;
+      e.examined = safe_end;
       store(id, pos, found, e);
     }
     if (at_eof && lenient) return {match_status::need_more_input, size};

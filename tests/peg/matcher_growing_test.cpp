@@ -387,3 +387,30 @@ TEST(MatcherGrowing, LongLoopWithManyAstNodesSurvivesArenaCompaction) {
 
 }  // namespace
 }  // namespace chatpeg::peg
+
+namespace chatpeg::peg {
+namespace {
+
+// Fuzz finding (peg_match): a bounded run of a negated class after an earlier alternative that
+// scanned the same bytes ended one code point early when grown through prefixes 0, 4, 8, 10.
+TEST(MatcherGrowing, FuzzBoundedClassRunAfterChoiceMatchesAFreshMatch) {
+  builder b;
+  auto first =
+      b.atomic(b.choice({b.chars("[\\x00-\\x7F]", 1, unbounded) + b.json_value(),
+                         b.atomic(b.tag(tag::tool_arg_value, b.chars("[\\x00-\\x7F]", 0, 2)))}));
+  auto tail =
+      b.optional(b.atomic(b.choice({b.chars("[^\"\\\\]", 1, 2), b.json_string() + b.rest()})));
+  auto g = b.build(first + b.chars("[\\x00-\\x7F]", 1, unbounded) + tail);
+  ASSERT_TRUE(g.has_value()) << g.error().to_string();
+  const std::string text = "]iu\x01\xD3\x9DsH\xC8h";
+  for (const auto flags : {N, L, C, LC}) {
+    for (const std::uint32_t span : {1u, 32u}) {
+      check_feeds(*g, text, {0, 4, 8, 10}, flags, {.growing_cache_span = span}, "fuzz 1");
+      check_feeds(*g, text, every_prefix(text.size()), flags, {.growing_cache_span = span},
+                  "fuzz 1 every prefix");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace chatpeg::peg
