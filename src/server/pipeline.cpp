@@ -12,17 +12,22 @@
 namespace chatpeg::server::detail {
 namespace {
 
+std::vector<std::pair<std::string, std::int32_t>> to_pairs(const std::vector<special_token>& v) {
+  std::vector<std::pair<std::string, std::int32_t>> out;
+  out.reserve(v.size());
+  for (const auto& t : v) out.emplace_back(t.text, t.id);
+  return out;
+}
+
 // The real streaming session. Output that stops matching switches to fallback: everything
 // from the failing byte on is delivered as content and the response still completes.
 class session_stream final : public response_stream {
  public:
+  // `specials`: the preserved markers that are single tokens of the backend's vocabulary; a
+  // marker produced by other tokens (look-alike text) is read as text.
   session_stream(const chat::prepared& p, const std::vector<special_token>& specials)
-      : session_(p, {.id_generator = stream::generate_call_id}) {
-    // TODO(#5): pass `specials` as stream::session_options' marker → special-token-id list
-    // once the stream module has it; until then token ids reach feed() but every marker
-    // counts whatever token produced it.
-    (void)specials;
-  }
+      : session_(
+            p, {.id_generator = stream::generate_call_id, .special_tokens = to_pairs(specials)}) {}
 
   std::vector<stream::delta> feed(std::string_view chunk,
                                   std::span<const std::int32_t> tokens) override {

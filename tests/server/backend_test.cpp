@@ -155,8 +155,15 @@ run_result run(const fixture_backend& fx, backend_type type, bool stream) {
 TEST(BackendClient, StreamsAndCompletesBothProtocols) {
   fixture_backend fx;
   const std::string text = "Hello, w\xC3\xB6rld \xE4\xBD\xA0\xE5\xA5\xBD <tool_call>!";
-  fx.reply_with(scripted_reply{
-      .chunks = testing::split_chars(text, 3), .stop_type = "limit", .write_size = 5});
+  const auto chunks = testing::split_chars(text, 3);
+  std::vector<std::vector<int>> ids;
+  std::vector<std::int32_t> all_ids;
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    ids.push_back({static_cast<int>(1000 + i)});
+    all_ids.push_back(static_cast<std::int32_t>(1000 + i));
+  }
+  fx.reply_with(
+      scripted_reply{.chunks = chunks, .stop_type = "limit", .write_size = 5, .chunk_tokens = ids});
   for (auto type : {backend_type::llamacpp, backend_type::openai}) {
     for (bool stream : {true, false}) {
       SCOPED_TRACE(std::string(backend_type_name(type)) + (stream ? " stream" : " plain"));
@@ -167,7 +174,7 @@ TEST(BackendClient, StreamsAndCompletesBothProtocols) {
       EXPECT_EQ(fx.last_request()["prompt"], "hello");
       EXPECT_EQ(fx.last_request()["stream"], stream);
       if (type == backend_type::llamacpp && stream) {
-        EXPECT_FALSE(r.tokens.empty());
+        EXPECT_EQ(r.tokens, all_ids);
       }
     }
   }

@@ -41,7 +41,7 @@ struct scripted_reply {
   // `content_type` (default text/event-stream).
   std::string raw_sse;
   std::string content_type;
-  // llama.cpp streams: the token ids of each event (default: one id per event, 1000 + index).
+  // llama.cpp streams: the token ids of each event (default: none sent).
   std::vector<std::vector<int>> chunk_tokens;
 };
 
@@ -210,11 +210,10 @@ class fixture_backend {
         v = {{"choices", {{{"index", 0}, {"text", reply.chunks[i]}, {"finish_reason", nullptr}}}}};
       } else {
         v = {{"content", reply.chunks[i]}, {"stop", false}};
-        if (i < reply.chunk_tokens.size()) {
-          v["tokens"] = reply.chunk_tokens[i];
-        } else {
-          v["tokens"] = {static_cast<int>(1000 + i)};
-        }
+        // Ids only where the test scripted them: an event's ids must agree with the /tokenize
+        // vocabulary (a marker cut over several events is look-alike text to the gateway), so
+        // replies chunked for transport carry none and the text rule applies.
+        if (i < reply.chunk_tokens.size()) v["tokens"] = reply.chunk_tokens[i];
       }
       events.push_back("data: " + json::dump(v) + "\n\n");
     }

@@ -104,37 +104,46 @@ TEST(SpecialTokens, GatewayAsksOncePerMarkerList) {
   EXPECT_EQ(h.backend.tokenize_calls(), static_cast<int>(preserved));
 }
 
-// The model writes "<tool_call>" as ordinary text (four ordinary tokens), then really calls
-// the tool with the special token: the look-alike stays content, the special token starts the
-// call. llama.cpp streams one token per event, so each event carries its id.
+// The model writes a whole call as ordinary text (the markers spelled with ordinary tokens,
+// e.g. quoting an example), then really calls the tool with the special tokens: the look-alike
+// stays content (under the text rule it would be a call to get_weather for Rome), the special
+// tokens start the call. llama.cpp streams one token per event, so each event carries its id.
 TEST(SpecialTokens, LookAlikeMarkerTextStaysContent) {
-  GTEST_SKIP() << "needs stream::session_options' marker -> special token id list (issue #5); "
-                  "the gateway already passes the ids (pipeline.cpp TODO)";
   gateway_harness h;
+  const std::string quoted = "\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}\n";
   const std::vector<std::string> chunks = {
-      "Write ",      "<",
-      "tool",        "_call",
-      ">",           " to call. ",
-      "<tool_call>", "\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n",
+      "Example: ",
+      "<",
+      "tool",
+      "_call",
+      ">",
+      quoted,
+      "</",
+      "tool",
+      "_call",
+      ">",
+      " Now: ",
+      "<tool_call>",
+      "\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n",
       "</tool_call>"};
-  const std::vector<std::vector<int>> ids = {{101},
-                                             {27},
-                                             {14172},
-                                             {13429},
-                                             {29},
-                                             {102},
-                                             {fixture_backend::tool_call_id},
-                                             {103},
-                                             {fixture_backend::tool_call_end_id}};
+  const std::vector<std::vector<int>> ids = {{101},   {27},
+                                             {14172}, {13429},
+                                             {29},    {104},
+                                             {1002},  {14172},
+                                             {13429}, {29},
+                                             {102},   {fixture_backend::tool_call_id},
+                                             {103},   {fixture_backend::tool_call_end_id}};
   h.backend.reply_with(scripted_reply{.chunks = chunks, .chunk_tokens = ids});
   const std::string body =
       std::string(R"({"messages":[{"role":"user","content":"Weather?"}],"tools":)") +
       testing::weather_tools + R"(,"stream":true})";
   auto r = h.stream(body);
   ASSERT_EQ(r.status, 200) << r.raw;
-  EXPECT_EQ(r.content, "Write <tool_call> to call. ");
+  EXPECT_EQ(r.content, "Example: <tool_call>" + quoted + "</tool_call> Now: ");
   ASSERT_EQ(r.calls.size(), 1u) << r.raw;
   EXPECT_EQ(r.calls[0]["name"], "get_weather");
+  EXPECT_EQ(json::parse(r.calls[0]["arguments"].get<std::string>()).value(),
+            json::value({{"city", "Paris"}}));
   EXPECT_EQ(r.finish_reason, "tool_calls");
 }
 
