@@ -92,6 +92,10 @@ struct session_stats {
   // the sent message, the last AST), not counting the matcher's memo.
   std::size_t retained_bytes = 0;
   std::size_t ast_nodes = 0;  // nodes of the last match's AST
+  // AST nodes handed over by all matched feeds (the work that grows with the AST). Matching is
+  // amortized (a large AST is matched again only after nodes / 4 more bytes), so this stays
+  // within a small multiple of the output size.
+  std::size_t matched_ast_nodes = 0;
 };
 
 struct finish_result {
