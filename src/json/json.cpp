@@ -2,6 +2,7 @@
 // caller has to catch nlohmann exceptions.
 #include "chatpeg/json/json.h"
 
+#include <array>
 #include <cstdio>
 
 namespace chatpeg::json {
@@ -58,10 +59,30 @@ std::string dump(const value& v) {
   return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+namespace {
+
+// Bytes that JSON strings must escape: '"', '\\' and the control bytes (built once).
+constexpr std::array<bool, 256> kNeedsEscape = [] {
+  std::array<bool, 256> t{};
+  for (int b = 0; b < 0x20; ++b) t[static_cast<std::size_t>(b)] = true;
+  t['"'] = t['\\'] = true;
+  return t;
+}();
+
+}  // namespace
+
+// Plain runs are copied in one append each (the hot path of argument streaming and of the
+// one-shot parse of a large string argument); only the escaped bytes go one by one.
 void append_escaped(std::string& out, std::string_view text) {
-  for (const char c : text) {
-    const auto b = static_cast<unsigned char>(c);
-    switch (c) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* const e = p + text.size();
+  while (p < e) {
+    const auto* run = p;
+    while (p < e && !kNeedsEscape[*p]) ++p;
+    if (p > run) out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
+    if (p == e) break;
+    const unsigned char b = *p++;
+    switch (b) {
       case '"':
         out += "\\\"";
         break;
@@ -83,14 +104,11 @@ void append_escaped(std::string& out, std::string_view text) {
       case '\f':
         out += "\\f";
         break;
-      default:
-        if (b < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", b);
-          out += buf;
-        } else {
-          out += c;
-        }
+      default: {
+        static constexpr char kHex[] = "0123456789abcdef";
+        const char u[6] = {'\\', 'u', '0', '0', kHex[b >> 4], kHex[b & 0xF]};
+        out.append(u, sizeof u);
+      }
     }
   }
 }

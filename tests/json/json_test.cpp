@@ -31,6 +31,24 @@ TEST(Json, DepthLimit) {
 TEST(Json, QuoteEscapes) {
   EXPECT_EQ(quote("a\"b\\c\n\x01"), R"("a\"b\\c\n\u0001")");
   EXPECT_EQ(quote("é"), "\"é\"");
+  EXPECT_EQ(quote(std::string("\b\f\r\t\x1f\x7f\0", 7)), "\"\\b\\f\\r\\t\\u001f\x7f\\u0000\"");
+  EXPECT_EQ(quote(""), R"("")");
+}
+
+// Property: every byte string escapes to a JSON string that parses back to the same bytes
+// (plain runs and escapes interleaved at every position), and append_escaped appends.
+TEST(Json, AppendEscapedRoundTripsEveryByte) {
+  std::string all;
+  for (int b = 1; b < 128; ++b) all += static_cast<char>(b);
+  for (std::size_t cut = 0; cut <= all.size(); cut += 7) {
+    const std::string text = all.substr(cut) + "plain run" + all.substr(0, cut);
+    std::string out = "prefix";
+    append_escaped(out, text);
+    ASSERT_EQ(out.substr(0, 6), "prefix");
+    auto v = parse("\"" + out.substr(6) + "\"");
+    ASSERT_TRUE(v.has_value()) << out;
+    EXPECT_EQ(v->get<std::string>(), text);
+  }
 }
 
 TEST(Json, Paths) {
