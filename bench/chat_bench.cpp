@@ -9,8 +9,9 @@
 // at least 2× faster); it has no separate analysis step to compare with (10 ms is the goal).
 // Without ../shared (or CHATPEG_SHARED) every benchmark skips with a visible message.
 // Measured 2026-11-29 (Release, 2 shared cores, CPU time): analysis 1.1–2.3 ms per template;
-// prepare 0.45–1.0 ms; 64 KB parse: Qwen3 JSON 1.0 ms (slower than the reference's 0.2–0.8 ms:
-// the schema-typed JSON string scan dominates), Qwen3-Coder tagged 0.44 ms.
+// prepare 0.45–1.0 ms; 64 KB parse (session 3: JSON-string loop plans in the matcher, bulk
+// JSON escaping): Qwen3 JSON 0.33–0.40 ms (was 0.78), Qwen3-Coder tagged 0.32–0.37 ms (was
+// 0.42–0.58); callgrind per parse: JSON 3.7 M instructions, tagged 2.7 M.
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>

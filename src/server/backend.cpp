@@ -50,6 +50,14 @@ std::string error_message(const json::value& e) {
   return json::dump(e);
 }
 
+// One request per client: the options' timeouts, no keep-alive.
+void configure(httplib::Client& cli, const backend_options& o) {
+  cli.set_connection_timeout(o.connect_timeout);
+  cli.set_read_timeout(o.read_timeout);
+  cli.set_write_timeout(o.read_timeout);
+  cli.set_keep_alive(false);
+}
+
 }  // namespace
 
 std::optional<backend_type> parse_backend_type(std::string_view name) {
@@ -265,10 +273,7 @@ backend_outcome backend_client::complete(const completion_params& params,
     return outcome;
   }
   httplib::Client cli(scheme_host_);
-  cli.set_connection_timeout(options_.connect_timeout);
-  cli.set_read_timeout(options_.read_timeout);
-  cli.set_write_timeout(options_.read_timeout);
-  cli.set_keep_alive(false);
+  configure(cli, options_);
 
   const bool openai = options_.type == backend_type::openai;
   httplib::Request req;
@@ -435,10 +440,7 @@ backend_client::tokenize_result backend_client::tokenize(std::string_view text) 
     return out;
   }
   httplib::Client cli(scheme_host_);
-  cli.set_connection_timeout(options_.connect_timeout);
-  cli.set_read_timeout(options_.read_timeout);
-  cli.set_write_timeout(options_.read_timeout);
-  cli.set_keep_alive(false);
+  configure(cli, options_);
   json::value body = {
       {"content", std::string(text)}, {"add_special", false}, {"parse_special", true}};
   auto res = cli.Post((base_path_ + "/tokenize").c_str(), json::dump(body), "application/json");

@@ -293,6 +293,20 @@ TEST_F(cli_parse, stream_any_chunk_size_ends_with_the_same_message) {
   EXPECT_EQ(lines_of(without_ids(by_default.out)), lines_of(without_ids(by_four.out)));
 }
 
+// Fuzz finding (stream_session): a model that stops while still thinking streamed reasoning,
+// then the final parse read the unclosed block as content and the stream ended in a refused
+// retraction (exit 1). The final message keeps it as reasoning, at every chunk size.
+TEST_F(cli_parse, stream_ending_inside_reasoning_keeps_it_as_reasoning) {
+  for (const char* chunk : {"1", "4", "0"}) {
+    const auto r = parse({"--stream", "--chunk", chunk}, "<think>abc");
+    ASSERT_EQ(r.code, 0) << chunk << ": " << r.err;
+    EXPECT_EQ(lines_of(r.out).back(),
+              R"({"finish_reason":"stop","message":{"role":"assistant","content":"",)"
+              R"("reasoning_content":"abc"}})")
+        << chunk;
+  }
+}
+
 TEST_F(cli_parse, stream_mismatch_exits_1_with_the_byte_offset) {
   const auto r = parse({"--stream"}, "<tool_call>\n{\"name\": \"nope\", \"arguments\": {}}");
   EXPECT_EQ(r.code, 1);
