@@ -20,14 +20,16 @@
 #include <string_view>
 
 #include "chatpeg/base/result.h"
+#include "chatpeg/base/stack.h"
 
 namespace chatpeg::grammar {
 
 class gbnf_grammar;  // opaque, immutable after parse_gbnf; shareable across threads
 
 // Hard cap on gbnf_parse_options::max_nesting (a larger setting is clamped): the reader
-// recurses once per group, and no option may let untrusted text overflow the stack.
-inline constexpr std::size_t gbnf_max_nesting_cap = 4096;
+// recurses once per group, and no option may let untrusted text overflow the stack (smaller in
+// AddressSanitizer builds, whose frames are larger: base/stack.h).
+inline constexpr std::size_t gbnf_max_nesting_cap = 4096 / base::stack_depth_divisor;
 
 struct gbnf_parse_options {
   std::string root = "root";

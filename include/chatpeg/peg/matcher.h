@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "chatpeg/base/error.h"
+#include "chatpeg/base/stack.h"
 #include "chatpeg/peg/grammar.h"
 
 namespace chatpeg::peg {
@@ -100,8 +101,10 @@ struct match_result {
 };
 
 // Hard cap on matcher_options::max_depth (a larger setting is clamped): matching recurses once
-// per nested node visit, and no option may let untrusted input overflow the stack.
-inline constexpr std::uint32_t matcher_max_depth_cap = 16384;
+// per nested node visit, and no option may let untrusted input overflow the stack (smaller in
+// AddressSanitizer builds, whose frames are larger: base/stack.h).
+inline constexpr std::uint32_t matcher_max_depth_cap =
+    static_cast<std::uint32_t>(16384 / base::stack_depth_divisor);
 
 struct matcher_options {
   std::uint32_t max_depth = 4096;        // nested node visits (every node kind counts)
