@@ -126,6 +126,20 @@ base::error retraction(std::string what) {
                           "re-parse would retract streamed text (" + std::move(what) + ")");
 }
 
+// A call whose header was sent no longer parses as a call (the model broke its syntax after
+// the name: a marker-like text that is not a valid call reads as content). That is output that
+// stopped matching what was announced — a typed no_match for the caller's fallback policy, not
+// an internal error. `from`: output offset where the call starts; `by`: output received.
+base::error broken_call(std::size_t k, std::size_t from, std::size_t by) {
+  base::location where;
+  where.offset = from;
+  return base::make_error(base::errc::no_match,
+                          "tool call " + std::to_string(k) +
+                              " (announced) stopped matching by byte " + std::to_string(by) +
+                              ": the output no longer parses as that call",
+                          where, "the rest of the announced call");
+}
+
 }  // namespace
 
 std::string generate_call_id() {
@@ -348,7 +362,7 @@ struct session::state {
       if (!c.named) continue;
       if (k < sent.tool_calls.size()) {
         const auto& s = sent.tool_calls[k];
-        if (c.call.name != s.name) return retraction("name of call " + std::to_string(k));
+        if (c.call.name != s.name) return broken_call(k, unsent_from(), output().size());
         if (c.call.arguments.size() < s.arguments.size() ||
             (full_check && !starts_with(c.call.arguments, s.arguments))) {
           return retraction("arguments of call " + std::to_string(k));
@@ -359,7 +373,9 @@ struct session::state {
       touched.emplace_back(k, &c);
       ++k;
     }
-    if (full_check && k < sent.tool_calls.size()) return retraction("tool calls");
+    if (full_check && k < sent.tool_calls.size()) {
+      return broken_call(k, unsent_from(), output().size());
+    }
 
     // Apply.
     if (!text.reasoning_content.empty()) {
@@ -700,7 +716,9 @@ struct session::state {
       return retraction("content, final parse");
     }
     auto& calls = final_message.tool_calls;
-    if (calls.size() < sent.tool_calls.size()) return retraction("tool calls, final parse");
+    if (calls.size() < sent.tool_calls.size()) {
+      return broken_call(calls.size(), unsent_from(), output().size());
+    }
     for (std::size_t i = 0; i < sent.tool_calls.size(); ++i) {
       if (calls[i].name != sent.tool_calls[i].name ||
           !starts_with(calls[i].arguments, sent.tool_calls[i].arguments)) {

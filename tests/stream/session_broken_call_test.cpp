@@ -1,0 +1,55 @@
+// stream::session when a call whose header was already sent stops being a call: the grammar
+// reads marker-like text that does not form a valid call as content (chat's generator does),
+// so the re-parse drops the announced call. That is output that stopped matching what was
+// announced: a typed no_match pointing at the call's start (the gateway's fallback delivers the
+// rest from unsent_from()), never an internal error. Fuzz finding (stream_session).
+#include <gtest/gtest.h>
+
+#include "chatpeg/stream/session.h"
+#include "test_grammars.h"
+
+namespace chatpeg::stream {
+namespace {
+
+using namespace chatpeg::stream::testing;
+
+// Calls or, failing that, one byte of content up to the next opener (chat's shape).
+parser calls_or_content(builder& b) {
+  auto call = b.tag(tag::tool, b.tag(tag::tool_open, b.literal("<function=")) +
+                                   b.atomic(b.tag(tag::tool_name, names(b)) + b.literal(">")) +
+                                   b.tag(tag::tool_args, b.json_object()) +
+                                   b.tag(tag::tool_close, b.literal("</function>")));
+  auto piece = b.negate(call) + b.content(b.any() + b.until("<function="));
+  return b.zero_or_more(b.choice({call, piece})) + b.end();
+}
+
+TEST(SessionBrokenCall, AnnouncedCallThatStopsMatchingIsNoMatchAtItsStart) {
+  auto p = make_prepared(calls_or_content);
+  const std::string output = "Hi <function=search>{\"q\": \"a\x06\"}</function>";
+  for (std::size_t chunk : {1u, 4u, 7u}) {
+    SCOPED_TRACE(chunk);
+    session s(p);
+    bool header_sent = false;
+    std::optional<base::error> failed;
+    for (std::size_t at = 0; at < output.size() && !failed; at += chunk) {
+      auto r = s.feed(std::string_view(output).substr(at, chunk));
+      if (!r) {
+        failed = r.error();
+        break;
+      }
+      for (const auto& d : *r) header_sent = header_sent || !d.tool_calls.empty();
+    }
+    if (!failed) {
+      auto f = s.finish();
+      ASSERT_FALSE(f.has_value()) << "the announced call cannot be taken back";
+      failed = f.error();
+    }
+    ASSERT_TRUE(header_sent);
+    EXPECT_EQ(failed->code, base::errc::no_match) << failed->to_string();
+    EXPECT_EQ(failed->where.offset, 3u) << failed->to_string();
+    EXPECT_EQ(s.unsent_from(), 3u);
+  }
+}
+
+}  // namespace
+}  // namespace chatpeg::stream
