@@ -150,8 +150,19 @@ struct outcome {
   bool ok = false;
   bool known = false;  // failed with a tolerated internal error (CHATPEG_FUZZ_KNOWN)
   base::error error;
-  chat::message message;
+  chat::message message;  // the final message, or what was streamed before the error
 };
+
+// A stream may announce a call (its header goes out once the name is complete) whose syntax
+// the model then breaks, or that the end of the output cuts: the final parse reads that text as
+// content, the stream cannot take the header back and ends in a typed no_match naming the
+// announced call (the gateway falls back from unsent_from()). Allowed when the failing stream
+// did announce a call and its error is that one. (Comparing the announced calls with the other
+// run's final calls by index is not enough: a later, identical call can take the index.)
+bool announced_call_broke(const outcome& failed) {
+  return failed.error.code == base::errc::no_match && !failed.message.tool_calls.empty() &&
+         failed.error.expected == "the rest of the announced call";
+}
 
 bool known_error(const base::error& e) {
   static const std::vector<std::string> known = [] {
@@ -193,6 +204,7 @@ outcome run(const chat::prepared& p, std::string_view output, const std::vector<
     if (!r) {
       out.known = check_error(r.error());
       out.error = r.error();
+      out.message = all.message;
       return out;
     }
     for (const auto& d : *r) all.add(d);
@@ -204,6 +216,7 @@ outcome run(const chat::prepared& p, std::string_view output, const std::vector<
   if (!f) {
     out.known = check_error(f.error());
     out.error = f.error();
+    out.message = all.message;
     return out;
   }
   for (const auto& d : f->deltas) all.add(d);
@@ -239,6 +252,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto chunked = run(p, output, sizes, hit_limit);
   const auto whole = run(p, output, {}, hit_limit);
   if (chunked.known || whole.known) return 0;
+  if (!chunked.ok && whole.ok && announced_call_broke(chunked)) return 0;
   FUZZ_CHECK(chunked.ok == whole.ok, "chunked stream %s but one-chunk stream %s: %s",
              chunked.ok ? "succeeds" : "fails", whole.ok ? "succeeds" : "fails",
              (chunked.ok ? whole.error : chunked.error).to_string().c_str());
@@ -249,6 +263,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   auto parsed = stream::parse(p, output, {.allow_truncated = hit_limit});
   if (!parsed && check_error(parsed.error())) return 0;
+  // A call cut by the end of the output (not at the token limit) was announced while it grew;
+  // the final parse reads the broken call as text: the session ends in no_match.
+  if (parsed && !whole.ok && announced_call_broke(whole)) return 0;
   FUZZ_CHECK(parsed.has_value() == whole.ok, "stream::parse %s but the session %s: %s",
              parsed ? "succeeds" : "fails", whole.ok ? "succeeds" : "fails",
              (parsed ? whole.error : parsed.error()).to_string().c_str());
