@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -69,6 +70,22 @@ std::optional<corpus_template> load(const std::string& stem) {
   return t;
 }
 
+// The analysed template for a benchmark, or nullptr after reporting why it is skipped.
+std::shared_ptr<const chat::chat_template> created_template(benchmark::State& state,
+                                                            const std::string& stem) {
+  auto t = load(stem);
+  if (!t) {
+    state.SkipWithError("../shared/templates not found (set CHATPEG_SHARED)");
+    return nullptr;
+  }
+  auto tmpl = chat::chat_template::create(t->source, t->options);
+  if (!tmpl) {
+    state.SkipWithError(tmpl.error().to_string().c_str());
+    return nullptr;
+  }
+  return *tmpl;
+}
+
 const char* const kTemplates[] = {
     "Qwen-Qwen3-0.6B",
     "Qwen3-Coder",
@@ -106,19 +123,11 @@ void BM_analyze(benchmark::State& state, const char* stem) {
 }
 
 void BM_prepare(benchmark::State& state, const char* stem) {
-  auto t = load(stem);
-  if (!t) {
-    state.SkipWithError("../shared/templates not found (set CHATPEG_SHARED)");
-    return;
-  }
-  auto tmpl = chat::chat_template::create(t->source, t->options);
-  if (!tmpl) {
-    state.SkipWithError(tmpl.error().to_string().c_str());
-    return;
-  }
+  auto tmpl = created_template(state, stem);
+  if (!tmpl) return;
   const chat::request req = two_tool_request();
   for (auto _ : state) {
-    auto p = chat::prepare(**tmpl, req);
+    auto p = chat::prepare(*tmpl, req);
     if (!p) {
       state.SkipWithError(p.error().to_string().c_str());
       return;
@@ -137,17 +146,9 @@ std::string payload() {
 }
 
 void BM_parse_64k(benchmark::State& state, const char* stem, bool tagged) {
-  auto t = load(stem);
-  if (!t) {
-    state.SkipWithError("../shared/templates not found (set CHATPEG_SHARED)");
-    return;
-  }
-  auto tmpl = chat::chat_template::create(t->source, t->options);
-  if (!tmpl) {
-    state.SkipWithError(tmpl.error().to_string().c_str());
-    return;
-  }
-  auto prepared = chat::prepare(**tmpl, two_tool_request());
+  auto tmpl = created_template(state, stem);
+  if (!tmpl) return;
+  auto prepared = chat::prepare(*tmpl, two_tool_request());
   if (!prepared) {
     state.SkipWithError(prepared.error().to_string().c_str());
     return;

@@ -60,11 +60,13 @@ class cli : public ::testing::Test {
     return p.string();
   }
 
-  run_result run(const std::vector<std::string>& args) {
+  // Runs the CLI with `args` (stdin from the file `in` when given) through the shell.
+  run_result run(const std::vector<std::string>& args, const std::string& in = {}) {
     std::string cmd = quote(CHATPEG_CLI_PATH);
     for (const auto& a : args) cmd += " " + quote(a);
     const fs::path out = dir_ / "stdout.txt";
     const fs::path err = dir_ / "stderr.txt";
+    if (!in.empty()) cmd += " <" + quote(in);
     cmd += " >" + quote(out.string()) + " 2>" + quote(err.string());
     const int status = std::system(cmd.c_str());
     run_result r;
@@ -228,22 +230,7 @@ class cli_parse : public cli {
     const auto in = write("output.txt", output);
     std::vector<std::string> args = {"parse", "--template", t, "--request", r};
     args.insert(args.end(), flags.begin(), flags.end());
-    // run() has no stdin redirection: pass it through the shell.
-    return run_with_stdin(args, in);
-  }
-
-  run_result run_with_stdin(const std::vector<std::string>& args, const std::string& in) {
-    std::string cmd = quote(CHATPEG_CLI_PATH);
-    for (const auto& a : args) cmd += " " + quote(a);
-    const fs::path out = dir_ / "stdout.txt";
-    const fs::path err = dir_ / "stderr.txt";
-    cmd += " <" + quote(in) + " >" + quote(out.string()) + " 2>" + quote(err.string());
-    const int status = std::system(cmd.c_str());
-    run_result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
+    return run(args, in);
   }
 };
 
