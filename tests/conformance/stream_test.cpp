@@ -16,6 +16,8 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 #include "chatpeg/chat/prepare.h"
@@ -218,6 +220,25 @@ void report(const totals& t, const std::string& name) {
             << " outputs)\n";
 }
 
+// The prepared request of a case, or nullopt with the case counted as excluded (its request
+// or prepare() fails: nothing to stream).
+std::optional<chat::prepared> prepare_case(totals& t, const std::string& label,
+                                           const std::shared_ptr<const chat::chat_template>& tmpl,
+                                           const base::result<chat::request>& req) {
+  if (!req) {
+    ++t.not_parsed;
+    t.excluded.push_back(label + ": request: " + req.error().to_string());
+    return std::nullopt;
+  }
+  auto prep = chat::prepare(*tmpl, *req);
+  if (!prep) {
+    ++t.not_parsed;
+    t.excluded.push_back(label + ": prepare: " + prep.error().to_string());
+    return std::nullopt;
+  }
+  return std::move(*prep);
+}
+
 TEST(ConformanceStream, LlamacppOutputs) {
   CHATPEG_REQUIRE_SHARED(shared);
   std::istringstream lines(
@@ -240,17 +261,8 @@ TEST(ConformanceStream, LlamacppOutputs) {
     auto req =
         tmpl ? chat::request::from_json(cs["request"])
              : base::result<chat::request>(base::make_error(base::errc::template_error, error));
-    if (!req) {
-      ++t.not_parsed;
-      t.excluded.push_back(label + ": " + req.error().to_string());
-      continue;
-    }
-    auto prep = chat::prepare(*tmpl, *req);
-    if (!prep) {
-      ++t.not_parsed;
-      t.excluded.push_back(label + ": prepare: " + prep.error().to_string());
-      continue;
-    }
+    auto prep = prepare_case(t, label, tmpl, req);
+    if (!prep) continue;
     const std::string output = cs["output"].get<std::string>();
     if (cs["is_partial"].get<bool>()) {
       check_partial(t, label, *prep, output, cs["expected"]);
@@ -290,19 +302,10 @@ TEST(ConformanceStream, RoundtripOutputsAndTruncation) {
         t.excluded.push_back(label + ": template: " + error);
         continue;
       }
-      auto req =
-          chat::request::from_json(chatpeg::testing::roundtrip_request(cs["render_context"]));
-      if (!req) {
-        ++t.not_parsed;
-        t.excluded.push_back(label + ": request: " + req.error().to_string());
-        continue;
-      }
-      auto prep = chat::prepare(*tmpl, *req);
-      if (!prep) {
-        ++t.not_parsed;
-        t.excluded.push_back(label + ": prepare: " + prep.error().to_string());
-        continue;
-      }
+      auto prep = prepare_case(
+          t, label, tmpl,
+          chat::request::from_json(chatpeg::testing::roundtrip_request(cs["render_context"])));
+      if (!prep) continue;
       const std::string output = cs["model_output"].get<std::string>();
       const int before = t.outputs;
       check_complete(t, label, *prep, output, cs["expected"]);
