@@ -10,6 +10,7 @@
 
 #include "jinja/interp.h"
 #include "jinja/strutil.h"
+#include "jinja/textwrap.h"
 
 namespace chatpeg::jinja::detail {
 namespace {
@@ -241,13 +242,13 @@ bool apply_test(interp& in, std::string_view n, const value& v, call_args& args)
   }
   if (n == "filter") {
     static const char* const f[] = {
-        "abs",       "attr",     "batch",  "capitalize", "center",   "count",      "d",
-        "default",   "dictsort", "e",      "escape",     "first",    "float",      "format",
-        "items",     "indent",   "int",    "join",       "last",     "length",     "list",
-        "lower",     "map",      "max",    "min",        "pprint",   "reject",     "rejectattr",
-        "replace",   "reverse",  "round",  "safe",       "select",   "selectattr", "sort",
-        "string",    "sum",      "title",  "tojson",     "trim",     "groupby",    "slice",
-        "striptags", "truncate", "unique", "upper",      "wordcount"};
+        "abs",       "attr",     "batch",  "capitalize", "center",    "count",      "d",
+        "default",   "dictsort", "e",      "escape",     "first",     "float",      "format",
+        "items",     "indent",   "int",    "join",       "last",      "length",     "list",
+        "lower",     "map",      "max",    "min",        "pprint",    "reject",     "rejectattr",
+        "replace",   "reverse",  "round",  "safe",       "select",    "selectattr", "sort",
+        "string",    "sum",      "title",  "tojson",     "trim",      "groupby",    "slice",
+        "striptags", "truncate", "unique", "upper",      "wordcount", "wordwrap",   "forceescape"};
     std::string name = to_str(arg0());
     for (const char* x : f)
       if (name == x) return true;
@@ -513,10 +514,8 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
     auto cps = decode(soft_str(v));
     std::int64_t count = 0;
     bool in_word = false;
-    for (char32_t c : cps) {
-      bool w = c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-               (c >= 'A' && c <= 'Z') || c >= 0xAA;
-      if (w && py_is_space(c)) w = false;
+    for (char32_t c : cps) {  // len(re.findall(r"\w+", s))
+      bool w = py_re_word(c);
       if (w && !in_word) ++count;
       in_word = w;
     }
@@ -678,8 +677,8 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
     for (const auto& [from, to] : entities) joined = py_replace(joined, from, to, -1);
     return value::string(std::move(joined));
   }
-  if (n == "wordwrap" || n == "urlize" || n == "xmlattr" || n == "filesizeformat" ||
-      n == "urlencode")
+  if (n == "wordwrap") return filter_wordwrap(in, v, args);
+  if (n == "urlize" || n == "xmlattr" || n == "filesizeformat" || n == "urlencode")
     in.fail("filter '" + std::string(n) + "' is not supported", base::errc::unsupported);
   in.fail("No filter named '" + std::string(n) + "'.");
 }

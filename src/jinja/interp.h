@@ -132,7 +132,8 @@ std::int64_t length_of(interp& in, const value& v);
 value apply_filter(interp& in, std::string_view name, const value& operand, call_args& args);
 bool apply_test(interp& in, std::string_view name, const value& operand, call_args& args);
 bool has_test(std::string_view name);
-value method_of(interp& in, const value& obj, std::string_view name);  // undefined when none
+value method_of(interp& in, const value& obj, std::string_view name);      // undefined when none
+value filter_wordwrap(interp& in, const value& operand, call_args& args);  // textwrap.cpp
 // The built-in globals (range, dict, namespace, ...): one immutable scope shared by every
 // render (the functions are stateless).
 const std::shared_ptr<scope>& builtin_globals();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "jinja/casemap.h"
 #include "jinja/interp.h"
 #include "jinja/strutil.h"
 
@@ -276,13 +277,23 @@ bool all_cps(std::string_view s, bool (*pred)(char32_t)) {
   return true;
 }
 
+bool has_prop(char32_t c, unsigned props) {
+  return (case_props(c) & props) != 0;
+}
 bool is_alpha_cp(char32_t c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-         (c >= 0xC0 && c != 0xD7 && c != 0xF7 && !py_is_space(c) && c < 0x2000) ||
-         (c >= 0x3040 && c <= 0x9FFF) || (c >= 0xAC00 && c <= 0xD7AF);
+  return has_prop(c, prop_alpha);
+}
+bool is_decimal_cp(char32_t c) {
+  return has_prop(c, prop_decimal);
 }
 bool is_digit_cp(char32_t c) {
-  return c >= '0' && c <= '9';
+  return has_prop(c, prop_digit);
+}
+bool is_numeric_cp(char32_t c) {
+  return has_prop(c, prop_numeric);
+}
+bool is_alnum_cp(char32_t c) {
+  return has_prop(c, prop_alpha | prop_decimal | prop_digit | prop_numeric);
 }
 
 value plain_str_method(interp& in, const value& self, std::string_view n, call_args& args) {
@@ -392,11 +403,11 @@ value plain_str_method(interp& in, const value& self, std::string_view n, call_a
     return value::string(std::move(out));
   }
   if (n == "format") return value::string(str_format(in, s, args, false));
-  if (n == "isdigit" || n == "isdecimal" || n == "isnumeric")
-    return value::boolean(all_cps(s, is_digit_cp));
+  if (n == "isdigit") return value::boolean(all_cps(s, is_digit_cp));
+  if (n == "isdecimal") return value::boolean(all_cps(s, is_decimal_cp));
+  if (n == "isnumeric") return value::boolean(all_cps(s, is_numeric_cp));
   if (n == "isalpha") return value::boolean(all_cps(s, is_alpha_cp));
-  if (n == "isalnum")
-    return value::boolean(all_cps(s, [](char32_t c) { return is_alpha_cp(c) || is_digit_cp(c); }));
+  if (n == "isalnum") return value::boolean(all_cps(s, is_alnum_cp));
   if (n == "isspace") return value::boolean(all_cps(s, py_is_space));
   if (n == "isupper" || n == "islower") return value::boolean(py_isupper(s, n == "isupper"));
   if (n == "istitle") return value::boolean(py_istitle(s));

@@ -291,8 +291,17 @@ TEST(HostileRender, PathologicalWhitespaceControlIsLinear) {
   EXPECT_EQ(*c, "x");
 }
 
-TEST(HostileRender, UnsupportedSizeMultipliersAreTypedErrors) {
-  auto r = run("{{ ('a ' * 1000)|wordwrap(1) }}");
+TEST(HostileRender, WordwrapOutputIsBounded) {
+  // 100,000 one-letter lines joined by a 100-byte wrapstring: 10 MB, over the 1 MB limit.
+  render_stats stats;
+  auto r = run("{{ ('a ' * 100000)|wordwrap(1, wrapstring='x' * 100) }}", &stats);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, base::errc::limit_exceeded) << r.error().to_string();
+  EXPECT_LE(stats.peak_bytes, 64u << 20);
+}
+
+TEST(HostileRender, UnsupportedFiltersAreTypedErrors) {
+  auto r = run("{{ ('a ' * 1000)|urlize }}");
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().code, base::errc::unsupported) << r.error().to_string();
 }
