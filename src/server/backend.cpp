@@ -13,7 +13,6 @@ namespace chatpeg::server {
 namespace {
 
 constexpr std::size_t max_error_body = 64u << 10;
-constexpr std::size_t max_plain_body = 64u << 20;
 
 backend_error make(backend_errc code, std::string message, int status = 0) {
   return backend_error{.code = code, .status = status, .message = std::move(message)};
@@ -290,7 +289,11 @@ backend_outcome backend_client::complete(const completion_params& params,
   bool cancelled = false;
   bool saw_final = false;
   std::optional<backend_error> failure;
-  detail::sse_reader sse;
+  const std::size_t max_bytes = options_.max_response_bytes;
+  const std::string too_large =
+      "backend answer larger than the " + std::to_string(max_bytes) + " byte limit";
+  std::size_t text_bytes = 0;  // completion text received so far
+  detail::sse_reader sse(max_bytes);
 
   auto on_event = [&](std::string_view field, std::string_view data) -> bool {
     ++events;
@@ -316,6 +319,11 @@ backend_outcome backend_client::complete(const completion_params& params,
       return false;
     }
     outcome.done = d.done;
+    text_bytes += d.chunk.text.size();
+    if (text_bytes > max_bytes) {
+      failure = make(backend_errc::bad_response, too_large);
+      return false;
+    }
     if (d.final && !openai) saw_final = true;
     if (d.final && openai) outcome.done.stop = d.done.stop;
     if (!d.chunk.text.empty() || !d.chunk.tokens.empty()) {
@@ -338,12 +346,24 @@ backend_outcome backend_client::complete(const completion_params& params,
       cancelled = true;
       return false;
     }
-    if (status < 200 || status >= 300 || !params.stream) {
-      body.append(data, std::min(n, max_plain_body - std::min(body.size(), max_plain_body)));
-      return status < 200 || status >= 300 || body.size() < max_plain_body;
+    if (status < 200 || status >= 300) {  // an error body: its start is enough
+      body.append(data, std::min(n, max_error_body - std::min(body.size(), max_error_body)));
+      return body.size() < max_error_body;
+    }
+    if (!params.stream) {
+      if (n > max_bytes - body.size()) {
+        failure = make(backend_errc::bad_response, too_large);
+        return false;
+      }
+      body.append(data, n);
+      return true;
     }
     if (!sse.feed(std::string_view(data, n), on_event)) {
-      if (!failure && !cancelled) failure = make(backend_errc::bad_response, "SSE line too long");
+      if (!failure && !cancelled) {
+        failure =
+            make(backend_errc::bad_response, "backend sent an SSE line or event larger than the " +
+                                                 std::to_string(max_bytes) + " byte limit");
+      }
       return false;
     }
     return true;
@@ -443,19 +463,41 @@ backend_client::tokenize_result backend_client::tokenize(std::string_view text) 
   configure(cli, options_);
   json::value body = {
       {"content", std::string(text)}, {"add_special", false}, {"parse_special", true}};
-  auto res = cli.Post((base_path_ + "/tokenize").c_str(), json::dump(body), "application/json");
-  if (!res) {
-    const bool timed_out = res.error() == httplib::Error::Read;
-    out.error = make(timed_out ? backend_errc::timeout : backend_errc::unreachable,
-                     "backend " + options_.url + "/tokenize: " + httplib::to_string(res.error()));
-    return out;
-  }
-  if (res->status < 200 || res->status >= 300) {
+  // The answer is read into at most max_error_body bytes (a marker list's ids are far less).
+  httplib::Request req;
+  req.method = "POST";
+  req.path = base_path_ + "/tokenize";
+  req.set_header("Content-Type", "application/json");
+  req.body = json::dump(body);
+  std::string answer;
+  bool too_long = false;
+  req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
+    if (n > max_error_body - answer.size()) {
+      too_long = true;
+      return false;
+    }
+    answer.append(data, n);
+    return true;
+  };
+  httplib::Response res;
+  httplib::Error err = httplib::Error::Success;
+  const bool sent = cli.send(req, res, err);
+  if (res.status > 0 && (res.status < 200 || res.status >= 300)) {
     out.error = make(backend_errc::http_status,
-                     "backend /tokenize answered HTTP " + std::to_string(res->status), res->status);
+                     "backend /tokenize answered HTTP " + std::to_string(res.status), res.status);
     return out;
   }
-  auto parsed = json::parse(res->body.substr(0, std::min(res->body.size(), max_error_body)));
+  if (too_long) {
+    out.error = make(backend_errc::bad_response, "backend /tokenize answer too long");
+    return out;
+  }
+  if (!sent) {
+    const bool timed_out = err == httplib::Error::Read;
+    out.error = make(timed_out ? backend_errc::timeout : backend_errc::unreachable,
+                     "backend " + options_.url + "/tokenize: " + httplib::to_string(err));
+    return out;
+  }
+  auto parsed = json::parse(answer);
   const json::value* tokens = nullptr;
   if (parsed && parsed->is_object()) {
     if (auto it = parsed->find("tokens"); it != parsed->end() && it->is_array()) tokens = &*it;

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "completion.h"
+#include "connection.h"
 #include "pipeline.h"
 
 namespace chatpeg::server {
@@ -88,8 +89,9 @@ thread_local bool overflow_lane = false;
 // Every job runs: each closes its socket.
 class bounded_queue final : public httplib::TaskQueue {
  public:
-  bounded_queue(std::size_t workers, std::size_t max_queued, std::size_t overflow_workers)
-      : max_queued_(max_queued) {
+  bounded_queue(std::size_t workers, std::size_t max_queued, std::size_t overflow_workers,
+                detail::connection_counters& counters)
+      : max_queued_(max_queued), counters_(counters) {
     for (std::size_t i = 0; i < workers; ++i) {
       threads_.emplace_back([this] { run(main_, main_cv_, false); });
     }
@@ -107,7 +109,9 @@ class bounded_queue final : public httplib::TaskQueue {
       std::lock_guard lock(mutex_);
       to_main = main_.size() < max_queued_;
       (to_main ? main_ : overflow_).push_back(std::move(fn));
+      if (to_main) detail::connection_counters::raise(counters_.peak_queued, main_.size());
     }
+    if (!to_main) counters_.overflowed.fetch_add(1, std::memory_order_relaxed);
     (to_main ? main_cv_ : overflow_cv_).notify_one();
   }
 
@@ -125,6 +129,7 @@ class bounded_queue final : public httplib::TaskQueue {
  private:
   void run(std::deque<std::function<void()>>& jobs, std::condition_variable& cv, bool overflow) {
     overflow_lane = overflow;
+    if (overflow) detail::limited_server::mark_short_lane();
     for (;;) {
       std::function<void()> fn;
       {
@@ -139,6 +144,7 @@ class bounded_queue final : public httplib::TaskQueue {
   }
 
   std::size_t max_queued_;
+  detail::connection_counters& counters_;
   std::mutex mutex_;
   std::condition_variable main_cv_, overflow_cv_;
   std::deque<std::function<void()>> main_, overflow_;
@@ -147,13 +153,46 @@ class bounded_queue final : public httplib::TaskQueue {
 };
 
 // The overflow lane's answer: 503, JSON, and the connection closed.
-void send_busy(httplib::Response& res) {
+void send_busy(httplib::Response& res, detail::connection_counters& counters) {
+  counters.busy_responses.fetch_add(1, std::memory_order_relaxed);
   res.set_header("Connection", "close");
   res.set_header("Retry-After", "1");
   send_error(res, detail::openai_error{.status = 503,
                                        .message = "server busy: too many connections",
                                        .type = "server_error",
                                        .code = "overloaded"});
+}
+
+// A request cut by the connection limits (connection.h): the error for it, and the connection
+// closed after answering. False when the current request was not cut.
+bool send_cut_error(httplib::Response& res) {
+  auto* strm = detail::current_stream();
+  if (strm == nullptr || strm->cut() == detail::cut_reason::none) return false;
+  res.set_header("Connection", "close");
+  const auto& limits = strm->limits();
+  switch (strm->cut()) {
+    case detail::cut_reason::deadline:
+      send_error(res, detail::openai_error{
+                          .status = 408,
+                          .message = "request not received within the " +
+                                     std::to_string(limits.request_deadline.count() / 1000) +
+                                     " s request deadline",
+                          .code = "request_timeout"});
+      break;
+    case detail::cut_reason::head_too_large:
+      send_error(res,
+                 detail::openai_error{.status = 431,
+                                      .message = "request head larger than " +
+                                                 std::to_string(limits.max_head_bytes) + " bytes",
+                                      .code = "head_too_large"});
+      break;
+    default:
+      send_error(res,
+                 detail::openai_error{
+                     .status = 413, .message = "request body too large", .code = "body_too_large"});
+      break;
+  }
+  return true;
 }
 
 // A burst of clients larger than httplib's backlog of 5 would otherwise see connections
@@ -170,7 +209,8 @@ struct gateway::impl {
   gateway_options options;
   backend_client backend;
   special_token_cache special_tokens;
-  httplib::Server http;
+  detail::connection_counters counters;
+  detail::limited_server http{counters};
   int port = 0;
   socket_t listen_fd = INVALID_SOCKET;
 
@@ -233,6 +273,11 @@ struct gateway::impl {
   // limit: every body is read here, through a receiver that stops at max_body_bytes.
   bool read_body(const httplib::ContentReader& reader, httplib::Response& res, std::string& body) {
     const std::size_t max = options.server.max_body_bytes;
+    // The connection is not reused after a body that was not read to its end.
+    auto close_after = [&res] {
+      res.set_header("Connection", "close");
+      if (auto* strm = detail::current_stream()) strm->request_close();
+    };
     bool too_large = false;
     const bool ok = reader([&](const char* data, std::size_t n) {
       if (n > max - body.size()) {
@@ -242,8 +287,9 @@ struct gateway::impl {
       body.append(data, n);
       return true;
     });
+    if (!ok && send_cut_error(res)) return false;
     if (too_large || (!ok && res.status == 413)) {
-      res.set_header("Connection", "close");
+      close_after();
       send_error(res, detail::openai_error{.status = 413,
                                            .message = "request body too large (limit " +
                                                       std::to_string(max) + " bytes)",
@@ -251,7 +297,7 @@ struct gateway::impl {
       return false;
     }
     if (!ok) {
-      res.set_header("Connection", "close");
+      close_after();
       send_error(res, detail::openai_error{.status = 400,
                                            .message = "could not read the request body",
                                            .code = "bad_body"});
@@ -266,7 +312,8 @@ struct gateway::impl {
                            const httplib::ContentReader& reader) {
       std::string body;
       if (!read_body(reader, res, body)) return;
-      if (overflow_lane) return send_busy(res);  // after reading: see the pre-routing handler
+      if (overflow_lane)
+        return send_busy(res, counters);  // after reading: see the pre-routing handler
       (this->*handler)(body, res);
     };
   }
@@ -431,9 +478,17 @@ struct gateway::impl {
     const std::size_t queued =
         so.max_queued_connections == 0 ? 4 * threads : so.max_queued_connections;
     const std::size_t overflow = so.overflow_threads == 0 ? 1 : so.overflow_threads;
-    http.new_task_queue = [threads, queued, overflow] {
-      return new bounded_queue(threads, queued, overflow);
+    http.new_task_queue = [this, threads, queued, overflow] {
+      return new bounded_queue(threads, queued, overflow, counters);
     };
+    using std::chrono::milliseconds;
+    http.set_limits({.read_timeout = milliseconds(so.client_read_timeout),
+                     .write_timeout = milliseconds(so.client_write_timeout),
+                     .keep_alive_timeout = milliseconds(so.keep_alive_timeout),
+                     .request_deadline = milliseconds(so.request_deadline),
+                     .keep_alive_max_requests = so.keep_alive_max_requests,
+                     .max_head_bytes = so.max_head_bytes,
+                     .max_body_read_bytes = 2 * so.max_body_bytes + (64u << 10)});
     // httplib's default sets SO_REUSEPORT, which lets a second listener share our port and
     // steal connections; plain SO_REUSEADDR only allows a quick restart. The descriptor is
     // kept so bind() can widen httplib's fixed listen backlog of 5 (see widen_backlog).
@@ -443,17 +498,13 @@ struct gateway::impl {
       listen_fd = fd;
     });
     http.set_payload_max_length(so.max_body_bytes);
-    http.set_read_timeout(static_cast<time_t>(so.client_read_timeout.count()));
-    http.set_write_timeout(static_cast<time_t>(so.client_write_timeout.count()));
-    http.set_keep_alive_timeout(static_cast<time_t>(so.keep_alive_timeout.count()));
-    http.set_keep_alive_max_count(so.keep_alive_max_requests == 0 ? 1 : so.keep_alive_max_requests);
-    http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       current_stats = request_stats{.start = clock_type::now()};
       // Requests with a body are refused by their handler, after httplib has read the body:
       // closing a socket with unread input resets it, and the client might lose the 503.
       if (overflow_lane && !req.has_header("Content-Length") &&
           !req.has_header("Transfer-Encoding")) {
-        send_busy(res);
+        send_busy(res, counters);
         return httplib::Server::HandlerResponse::Handled;
       }
       return httplib::Server::HandlerResponse::Unhandled;
@@ -462,6 +513,7 @@ struct gateway::impl {
         [this](const httplib::Request& req, const httplib::Response& res) { log_line(req, res); });
     http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return;
+      if (send_cut_error(res)) return;
       detail::openai_error e{.status = res.status};
       if (res.status == 404) {
         e.message = "no route for " + req.method + " " + req.path;
@@ -498,8 +550,18 @@ struct gateway::impl {
 base::result<std::unique_ptr<gateway>> gateway::create(
     std::shared_ptr<const chat::chat_template> tmpl, gateway_options options) {
   if (!tmpl) return base::make_error(base::errc::invalid_argument, "no chat template");
-  if (options.server.max_body_bytes == 0) {
-    return base::make_error(base::errc::invalid_argument, "max_body_bytes must be positive");
+  const auto& so = options.server;
+  if (so.max_body_bytes == 0 || so.max_body_bytes > (std::size_t{1} << 40)) {
+    return base::make_error(base::errc::invalid_argument,
+                            "max_body_bytes must be between 1 and 2^40");
+  }
+  if (so.max_head_bytes < 1024) {
+    return base::make_error(base::errc::invalid_argument, "max_head_bytes must be at least 1024");
+  }
+  if (so.request_deadline.count() <= 0 || so.client_read_timeout.count() <= 0 ||
+      so.client_write_timeout.count() <= 0 || so.keep_alive_timeout.count() <= 0) {
+    return base::make_error(base::errc::invalid_argument,
+                            "timeouts and the request deadline must be positive");
   }
   std::unique_ptr<gateway> g(new gateway());
   g->impl_ = std::make_unique<impl>(std::move(tmpl), std::move(options));
@@ -544,6 +606,21 @@ base::status gateway::listen() {
 
 void gateway::stop() {
   impl_->http.stop();
+}
+
+gateway_stats gateway::stats() const {
+  const auto& c = impl_->counters;
+  constexpr auto relaxed = std::memory_order_relaxed;
+  return {.connections = c.connections.load(relaxed),
+          .requests = c.requests.load(relaxed),
+          .overflowed = c.overflowed.load(relaxed),
+          .busy_responses = c.busy_responses.load(relaxed),
+          .deadline_exceeded = c.deadline_exceeded.load(relaxed),
+          .too_large = c.too_large.load(relaxed),
+          .active_connections = c.active.load(relaxed),
+          .peak_active_connections = c.peak_active.load(relaxed),
+          .peak_queued_connections = c.peak_queued.load(relaxed),
+          .peak_request_bytes = c.peak_request_bytes.load(relaxed)};
 }
 
 }  // namespace chatpeg::server

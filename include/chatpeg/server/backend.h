@@ -28,6 +28,9 @@ struct backend_options {
   std::string url = "http://127.0.0.1:8080";  // scheme://host[:port][/base path]
   std::chrono::seconds connect_timeout{10};
   std::chrono::seconds read_timeout{600};  // longest silence between two received bytes
+  // Bounds what one answer may hold in memory: the completion text (streamed or not), an
+  // unstreamed body and any single SSE line or event. Beyond: bad_response, the read stops.
+  std::size_t max_response_bytes = 16u << 20;
 };
 
 // One completion request, independent of the backend's wire format.

@@ -25,16 +25,22 @@ enum class log_format : std::uint8_t { text, json, none };
 // first byte to the end of its response (or of its keep-alive), so every wait is bounded by a
 // timeout and connections beyond what the workers can take are queued only up to a bound.
 // Connections accepted past that bound go to a small overflow lane that answers 503 (JSON,
-// Connection: close) instead of waiting; an idle one there is dropped after the read timeout.
+// Connection: close) instead of waiting; an idle one there is dropped after at most 1 s.
+// A request whose head and body have not arrived within request_deadline is cut (408 when it
+// can still be answered) and its connection closed, however steadily the client trickles.
 struct server_options {
   std::string host = "127.0.0.1";
   int port = 8080;                        // 0 = any free port (see gateway::port())
   std::string model_name = "chatpeg";     // reported by /v1/models and in responses
   std::size_t threads = 8;                // worker threads = concurrent requests served
   std::size_t max_body_bytes = 8u << 20;  // larger bodies: 413 with a JSON error
-  // Longest silence while reading a request (per read: a client trickling bytes faster than
-  // this keeps its worker, which is why the other limits bound how many such clients fit).
+  // Request line + headers; larger heads: 431 (or the connection closed). Chunked bodies may
+  // carry framing up to max_body_bytes + 64 KiB on top of their payload.
+  std::size_t max_head_bytes = 64u << 10;
+  // Longest silence while reading a request (per read).
   std::chrono::seconds client_read_timeout{30};
+  // The whole request (head and body) must arrive within this time from its first byte.
+  std::chrono::seconds request_deadline{30};
   std::chrono::seconds client_write_timeout{30};  // a client that stops reading its response
   std::chrono::seconds keep_alive_timeout{5};     // idle time between two requests
   std::size_t keep_alive_max_requests = 100;      // requests on one connection
@@ -44,6 +50,20 @@ struct server_options {
   log_format log = log_format::text;
   // Receives one line per request (no newline); default writes to stderr.
   std::function<void(std::string_view line)> log_sink;
+};
+
+// What the connection limits did since the gateway was created (for tests and monitoring).
+struct gateway_stats {
+  std::uint64_t connections = 0;            // connections processed (both lanes)
+  std::uint64_t requests = 0;               // requests whose head was read
+  std::uint64_t overflowed = 0;             // connections sent to the overflow lane
+  std::uint64_t busy_responses = 0;         // 503 answers
+  std::uint64_t deadline_exceeded = 0;      // requests cut at request_deadline
+  std::uint64_t too_large = 0;              // requests cut by the head or body limit
+  std::size_t active_connections = 0;       // being processed now
+  std::size_t peak_active_connections = 0;  // at most threads + overflow_threads
+  std::size_t peak_queued_connections = 0;  // at most max_queued_connections
+  std::size_t peak_request_bytes = 0;       // read for one request: head + body limits at most
 };
 
 struct gateway_options {
@@ -67,6 +87,7 @@ class gateway {
   base::status listen();
   // Stops a listen() running on another thread; safe to call more than once.
   void stop();
+  gateway_stats stats() const;
 
  private:
   gateway() = default;
