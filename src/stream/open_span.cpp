@@ -46,9 +46,9 @@ const peg::nodes::char_class* one_char_class(const peg::node& n, std::uint32_t c
 
 open_span_finder::open_span_finder(const peg::grammar& g) : g_(&g), info_(g.size()) {}
 
-peg::node_id open_span_finder::unwrap(peg::node_id id) const {
-  for (int guard = 0; guard < 64 && id < g_->size(); ++guard) {
-    const peg::node& n = g_->at(id);
+peg::node_id unwrap_node(const peg::grammar& g, peg::node_id id) {
+  for (int guard = 0; guard < 64 && id < g.size(); ++guard) {
+    const peg::node& n = g.at(id);
     if (const auto* r = std::get_if<peg::nodes::ref>(&n)) {
       id = r->target;
     } else if (const auto* s = std::get_if<peg::nodes::schema>(&n)) {
@@ -62,6 +62,10 @@ peg::node_id open_span_finder::unwrap(peg::node_id id) const {
     }
   }
   return peg::no_node;
+}
+
+peg::node_id open_span_finder::unwrap(peg::node_id id) const {
+  return unwrap_node(*g_, id);
 }
 
 std::uint32_t open_span_finder::max_length(peg::node_id id, int depth) const {

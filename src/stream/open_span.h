@@ -27,6 +27,10 @@ struct open_span {
   peg::node_id owner = peg::no_node;  // grammar node of the deepest partial node
 };
 
+// Through ref / schema / gbnf / atomic wrappers to the node that matches (no_node when the
+// chain is too long).
+peg::node_id unwrap_node(const peg::grammar& g, peg::node_id id);
+
 class open_span_finder {
  public:
   explicit open_span_finder(const peg::grammar& g);

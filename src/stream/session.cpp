@@ -19,6 +19,7 @@
 #include <unordered_set>
 
 #include "chatpeg/base/utf8.h"
+#include "stream/alt_reading.h"
 #include "stream/fold.h"
 #include "stream/open_span.h"
 #include "stream/parse_internal.h"
@@ -191,6 +192,12 @@ struct session::state {
   std::optional<peg::matcher> matcher;  // one per session: match_growing reuses its work
   std::optional<marker_prefixes> markers;
   std::optional<detail::open_span_finder> spans;
+  // Open text that a later reading of the grammar may still read as something else (a call
+  // after a reasoning block the model has not closed): held back while that is possible.
+  std::optional<detail::alt_readings> alts;
+  detail::ambiguity ambiguous;
+  detail::ambiguity::hold alt_hold;
+  std::array<bool, 256> text_stop{};  // bytes that may start a marker or an alternative's stop
   bool ids_expected = false;
   // The open span the last match ended in (stop == null: none): a chunk without a stop byte
   // only extends it, so it is folded without matching (open_span.h).
@@ -269,6 +276,8 @@ struct session::state {
     settled_named = 0;
     held_text = 0;
     finished = false;
+    ambiguous.clear();
+    alt_hold = {};
     reset_growing();
   }
 
@@ -330,13 +339,17 @@ struct session::state {
 
   // Text suffix of `now` beyond `sent_text`; false when `now` does not extend it. With
   // hold_back, a tail that may be the start of a marker is not included yet.
+  // With hold_back, a tail that may be the start of a marker is not included yet, nor the
+  // last `also_held` bytes (text a later reading of the grammar may still take).
   bool suffix(const std::string& now, const std::optional<std::string>& sent_text, bool full_check,
-              std::string& out, bool hold_back = false) const {
+              std::string& out, bool hold_back = false, std::size_t also_held = 0) const {
     const std::size_t n = sent_text ? sent_text->size() : 0;
     if (now.size() < n) return false;
     if (full_check && n > 0 && now.compare(0, n, *sent_text) != 0) return false;
     std::size_t end = now.size();
-    if (hold_back && markers && end > n) end = std::max(n, end - markers->held(now));
+    if (hold_back && markers && end > n) {
+      end = std::max(n, end - std::min(end, std::max(markers->held(now), also_held)));
+    }
     out.assign(now, n, end - n);
     return true;
   }
@@ -347,10 +360,13 @@ struct session::state {
     delta text;
     // The fold may hold text that a held-back marker prefix kept from being sent: only the
     // sent part must be a prefix.
-    if (!suffix(f.reasoning(), sent.reasoning_content, full_check, text.reasoning_content, true)) {
+    const std::size_t held_reasoning = alt_hold.content ? 0 : alt_hold.bytes;
+    const std::size_t held_content = alt_hold.content ? alt_hold.bytes : 0;
+    if (!suffix(f.reasoning(), sent.reasoning_content, full_check, text.reasoning_content, true,
+                held_reasoning)) {
       return retraction("reasoning");
     }
-    if (!suffix(f.content(), sent.content, full_check, text.content, true)) {
+    if (!suffix(f.content(), sent.content, full_check, text.content, true, held_content)) {
       return retraction("content");
     }
     const auto& calls = f.calls();
@@ -535,6 +551,7 @@ struct session::state {
       std::swap(fold, spare);
       full_check = true;
     }
+    update_alt_hold(r.ast);
     auto diffed = diff_fold(fold, full_check, out);
     if (!diffed) {
       fold_valid = false;  // the fold is ahead of (or beside) what was sent
@@ -589,6 +606,13 @@ struct session::state {
     }
   }
 
+  // The text held back for a later reading (alt_reading.h) of the open text node of t.
+  void update_alt_hold(const peg::ast& t) {
+    if (!alts || alts->empty()) return;
+    alt_hold = ambiguous.update(*alts, *prepared->parser, t, match_input(), fold.content().size(),
+                                fold.reasoning().size());
+  }
+
   void update_held() {
     held_text = fold.content().size() - size_of(sent.content) + fold.reasoning().size() -
                 size_of(sent.reasoning_content);
@@ -598,7 +622,7 @@ struct session::state {
   // is whole valid UTF-8 and holds no byte that could start a held-back marker.
   bool extends_span(std::string_view chunk, bool& plain_text) const {
     if (!spans->extends(span, chunk)) return false;
-    const auto& first = markers->first;
+    const auto& first = text_stop;
     bool high = false, marker = false;
     for (const char ch : chunk) {
       const auto b = static_cast<unsigned char>(ch);
@@ -638,6 +662,7 @@ struct session::state {
       span.stop = nullptr;
       return fast::no;
     }
+    update_alt_hold(last.ast);
     auto diffed = diff_fold(fold, false, out);
     if (!diffed) {
       fold_valid = false;
@@ -769,6 +794,10 @@ session::session(const chat::prepared& p, session_options options)
     state_->matcher.emplace(*p.parser);
     state_->markers.emplace(*p.parser);
     state_->spans.emplace(*p.parser);
+    state_->alts.emplace(*p.parser);
+    for (std::size_t b = 0; b < 256; ++b) {
+      state_->text_stop[b] = state_->markers->first[b] || state_->alts->first_bytes()[b];
+    }
     state_->set_specials(*p.parser);
     state_->ids_expected = grammar_has_ids(*p.parser);
   }
