@@ -86,28 +86,6 @@ std::optional<std::int64_t> parse_py_int(std::string s, int base) {
   return v;
 }
 
-std::optional<double> parse_py_float(const std::string& s) {
-  std::string t(py_strip(s, true, true, nullptr));
-  if (t.empty()) return std::nullopt;
-  std::string low = py_lower(t);
-  std::string_view body = low;
-  double sign = 1;
-  if (!body.empty() && (body[0] == '+' || body[0] == '-')) {
-    sign = body[0] == '-' ? -1 : 1;
-    body.remove_prefix(1);
-  }
-  if (body == "inf" || body == "infinity") return sign * INFINITY;
-  if (body == "nan") return NAN;
-  for (char c : body)
-    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == '+' ||
-          c == '-' || c == '_'))
-      return std::nullopt;
-  char* end = nullptr;
-  double v = std::strtod(t.c_str(), &end);
-  if (end != t.c_str() + t.size()) return std::nullopt;
-  return v;
-}
-
 std::vector<value> sorted_values(interp& in, std::vector<value> items, bool reverse,
                                  bool case_sensitive, const value& attribute) {
   std::vector<std::pair<value, std::size_t>> keyed;
@@ -170,6 +148,12 @@ std::vector<value> select_impl(interp& in, const value& seq, call_args& args, bo
     if (r == expect) out.push_back(item);
   }
   return out;
+}
+
+// `name in env.filters` / `env.tests` with a non-str name: False, or TypeError when unhashable.
+void name_lookup_key(interp& in, const value& v) {
+  if (v.is_list() || v.is_dict() || v.is_ns() || v.is_generator())
+    in.fail("unhashable type: '" + type_name(v) + "'");
 }
 
 }  // namespace
@@ -241,20 +225,23 @@ bool apply_test(interp& in, std::string_view n, const value& v, call_args& args)
     return n == "lower" ? low == t : up == t;
   }
   if (n == "filter") {
+    // Jinja2's DEFAULT_FILTERS (urlize and random exist there but are not supported here).
     static const char* const f[] = {
-        "abs",       "attr",     "batch",  "capitalize", "center",    "count",      "d",
-        "default",   "dictsort", "e",      "escape",     "first",     "float",      "format",
-        "items",     "indent",   "int",    "join",       "last",      "length",     "list",
-        "lower",     "map",      "max",    "min",        "pprint",    "reject",     "rejectattr",
-        "replace",   "reverse",  "round",  "safe",       "select",    "selectattr", "sort",
-        "string",    "sum",      "title",  "tojson",     "trim",      "groupby",    "slice",
-        "striptags", "truncate", "unique", "upper",      "wordcount", "wordwrap",   "forceescape"};
-    std::string name = to_str(arg0());
+        "abs",    "attr",       "batch",       "capitalize", "center",   "count",
+        "d",      "default",    "dictsort",    "e",          "escape",   "filesizeformat",
+        "first",  "float",      "forceescape", "format",     "groupby",  "indent",
+        "int",    "items",      "join",        "last",       "length",   "list",
+        "lower",  "map",        "max",         "min",        "pprint",   "random",
+        "reject", "rejectattr", "replace",     "reverse",    "round",    "safe",
+        "select", "selectattr", "slice",       "sort",       "string",   "striptags",
+        "sum",    "title",      "tojson",      "trim",       "truncate", "unique",
+        "upper",  "urlencode",  "urlize",      "wordcount",  "wordwrap", "xmlattr"};
+    if (!v.is_string()) return name_lookup_key(in, v), false;
     for (const char* x : f)
-      if (name == x) return true;
+      if (v.str() == x) return true;
     return false;
   }
-  if (n == "test") return has_test(to_str(arg0()));
+  if (n == "test") return v.is_string() ? has_test(v.str()) : (name_lookup_key(in, v), false);
   in.fail("No test named '" + std::string(n) + "'.");
 }
 
@@ -387,7 +374,7 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
     }
     if (v.is_string()) {
       if (auto i = parse_py_int(v.str(), base)) return value::integer(*i);
-      if (auto f = parse_py_float(v.str()))
+      if (auto f = py_parse_float(v.str()))
         if (std::isfinite(*f)) return value::integer(static_cast<std::int64_t>(std::trunc(*f)));
     }
     return def;
@@ -397,7 +384,7 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
     if (v.is_undefined()) in.fail_undefined(v);
     if (v.is_number()) return value::floating(v.as_float());
     if (v.is_string())
-      if (auto f = parse_py_float(v.str())) return value::floating(*f);
+      if (auto f = py_parse_float(v.str())) return value::floating(*f);
     return def;
   }
   if (n == "abs") {
@@ -678,7 +665,10 @@ value apply_filter(interp& in, std::string_view n, const value& v, call_args& ar
     return value::string(std::move(joined));
   }
   if (n == "wordwrap") return filter_wordwrap(in, v, args);
-  if (n == "urlize" || n == "xmlattr" || n == "filesizeformat" || n == "urlencode")
+  if (n == "filesizeformat") return filter_filesizeformat(in, v, args);
+  if (n == "urlencode") return filter_urlencode(in, v, args);
+  if (n == "xmlattr") return filter_xmlattr(in, v, args);
+  if (n == "urlize" || n == "random")
     in.fail("filter '" + std::string(n) + "' is not supported", base::errc::unsupported);
   in.fail("No filter named '" + std::string(n) + "'.");
 }

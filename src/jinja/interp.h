@@ -134,6 +134,10 @@ bool apply_test(interp& in, std::string_view name, const value& operand, call_ar
 bool has_test(std::string_view name);
 value method_of(interp& in, const value& obj, std::string_view name);      // undefined when none
 value filter_wordwrap(interp& in, const value& operand, call_args& args);  // textwrap.cpp
+// markup_filters.cpp
+value filter_filesizeformat(interp& in, const value& operand, call_args& args);
+value filter_urlencode(interp& in, const value& operand, call_args& args);
+value filter_xmlattr(interp& in, const value& operand, call_args& args);
 // The built-in globals (range, dict, namespace, ...): one immutable scope shared by every
 // render (the functions are stateless).
 const std::shared_ptr<scope>& builtin_globals();

@@ -4,6 +4,9 @@
 // mappings, final sigma), str.title()/capitalize()/swapcase()/is*() and Jinja's |title.
 #include "jinja/strutil.h"
 
+#include <cmath>
+#include <cstdlib>
+
 #include "chatpeg/base/utf8.h"
 #include "jinja/casemap.h"
 
@@ -367,6 +370,37 @@ std::string py_replace(std::string_view s, std::string_view old, std::string_vie
   }
   out.append(s.substr(pos));
   return out;
+}
+
+std::optional<double> py_parse_float(const std::string& s) {
+  std::string t(py_strip(s, true, true, nullptr));
+  if (t.empty()) return std::nullopt;
+  std::string low = py_lower(t);
+  std::string_view body = low;
+  double sign = 1;
+  if (!body.empty() && (body[0] == '+' || body[0] == '-')) {
+    sign = body[0] == '-' ? -1 : 1;
+    body.remove_prefix(1);
+  }
+  if (body == "inf" || body == "infinity") return sign * INFINITY;
+  if (body == "nan") return NAN;
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  std::string plain;  // '_' only between two digits, as Python's grammar allows
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    char c = body[i];
+    if (c == '_') {
+      if (i == 0 || i + 1 >= body.size() || !digit(body[i - 1]) || !digit(body[i + 1]))
+        return std::nullopt;
+      continue;
+    }
+    if (!(digit(c) || c == '.' || c == 'e' || c == '+' || c == '-')) return std::nullopt;
+    plain += c;
+  }
+  char* end = nullptr;
+  double v = std::strtod(plain.c_str(), &end);
+  if (plain.empty() || plain[0] == '+' || plain[0] == '-' || end != plain.c_str() + plain.size())
+    return std::nullopt;
+  return sign * v;
 }
 
 }  // namespace chatpeg::jinja::detail

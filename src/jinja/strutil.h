@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,9 @@ std::uint64_t py_replace_size(std::string_view s, std::string_view old, std::str
                               std::int64_t count);
 std::string py_replace(std::string_view s, std::string_view old, std::string_view rep,
                        std::int64_t count);
+// Python's float(str): surrounding whitespace, '_' separators, inf/infinity/nan; nullopt when
+// Python raises ValueError.
+std::optional<double> py_parse_float(const std::string& s);
 std::vector<char32_t> decode(std::string_view s);
 std::string encode(const std::vector<char32_t>& cps, std::size_t from = 0,
                    std::size_t to = static_cast<std::size_t>(-1));

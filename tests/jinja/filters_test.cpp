@@ -1,6 +1,7 @@
 // Filters of filters.cpp against Python Jinja2 (outputs recorded with jinja2 3.1):
 // wordcount counts re's \w+ runs with Python's Unicode word characters (letters, all
-// numerics, '_'; not combining marks, not NBSP or ideographic spaces).
+// numerics, '_'; not combining marks, not NBSP or ideographic spaces); the `filter` and
+// `test` tests look their operand up in Jinja2's filter and test names.
 #include <gtest/gtest.h>
 
 #include "jinja/render_cases.h"
@@ -15,6 +16,29 @@ const render_case kWordcount[] = {
 
 TEST(JinjaFilters, WordcountUsesPythonWordCharacters) {
   run_cases(kWordcount, std::size(kWordcount));
+}
+
+// Python's float(str): '_' only between digits, one sign.
+const render_case kFloatParsing[] = {
+    {R"j({{ '1_000'|float }}|{{ '--5'|float }}|{{ '1__0'|float }}|{{ '-.5e-2'|float }}|{{ ' +5 '|float }}|{{ '1_0.5'|int }}|{{ '-Infinity'|float }}|{{ '0x1f'|float }})j",
+     R"j(1000.0|0.0|0.0|-0.005|5.0|10|-inf|0.0)j", false},
+};
+
+TEST(JinjaFilters, FloatParsesLikePython) {
+  run_cases(kFloatParsing, std::size(kFloatParsing));
+}
+
+const render_case kNameTests[] = {
+    {R"j({{ 'wordwrap' is filter }}{{ 'urlize' is filter }}{{ 'nope' is filter }}{{ 1 is filter }}|{{ 'odd' is test }}{{ 'filter' is test }}{{ 'nope' is test }}{{ none is test }})j",
+     R"j(TrueTrueFalseFalse|TrueTrueFalseFalse)j", false},
+};
+const error_case kNameTestErrors[] = {
+    {R"j({{ [1] is filter }})j", R"j(unhashable type: 'list')j"},
+};
+
+TEST(JinjaFilters, FilterAndTestTestsLookUpTheOperand) {
+  run_cases(kNameTests, std::size(kNameTests));
+  run_error_cases(kNameTestErrors, std::size(kNameTestErrors));
 }
 
 }  // namespace
