@@ -158,6 +158,23 @@ void name_lookup_key(interp& in, const value& v) {
 
 }  // namespace
 
+// Jinja2's DEFAULT_FILTERS (urlize and random exist there but are not supported here).
+bool has_filter(std::string_view n) {
+  static const char* const names[] = {
+      "abs",    "attr",       "batch",       "capitalize", "center",   "count",
+      "d",      "default",    "dictsort",    "e",          "escape",   "filesizeformat",
+      "first",  "float",      "forceescape", "format",     "groupby",  "indent",
+      "int",    "items",      "join",        "last",       "length",   "list",
+      "lower",  "map",        "max",         "min",        "pprint",   "random",
+      "reject", "rejectattr", "replace",     "reverse",    "round",    "safe",
+      "select", "selectattr", "slice",       "sort",       "string",   "striptags",
+      "sum",    "title",      "tojson",      "trim",       "truncate", "unique",
+      "upper",  "urlencode",  "urlize",      "wordcount",  "wordwrap", "xmlattr"};
+  for (const char* x : names)
+    if (n == x) return true;
+  return false;
+}
+
 bool has_test(std::string_view n) {
   static const char* const names[] = {
       "defined",     "undefined", "none",     "boolean", "false",    "true",     "integer",
@@ -225,21 +242,7 @@ bool apply_test(interp& in, std::string_view n, const value& v, call_args& args)
     return n == "lower" ? low == t : up == t;
   }
   if (n == "filter") {
-    // Jinja2's DEFAULT_FILTERS (urlize and random exist there but are not supported here).
-    static const char* const f[] = {
-        "abs",    "attr",       "batch",       "capitalize", "center",   "count",
-        "d",      "default",    "dictsort",    "e",          "escape",   "filesizeformat",
-        "first",  "float",      "forceescape", "format",     "groupby",  "indent",
-        "int",    "items",      "join",        "last",       "length",   "list",
-        "lower",  "map",        "max",         "min",        "pprint",   "random",
-        "reject", "rejectattr", "replace",     "reverse",    "round",    "safe",
-        "select", "selectattr", "slice",       "sort",       "string",   "striptags",
-        "sum",    "title",      "tojson",      "trim",       "truncate", "unique",
-        "upper",  "urlencode",  "urlize",      "wordcount",  "wordwrap", "xmlattr"};
-    if (!v.is_string()) return name_lookup_key(in, v), false;
-    for (const char* x : f)
-      if (v.str() == x) return true;
-    return false;
+    return v.is_string() ? has_filter(v.str()) : (name_lookup_key(in, v), false);
   }
   if (n == "test") return v.is_string() ? has_test(v.str()) : (name_lookup_key(in, v), false);
   in.fail("No test named '" + std::string(n) + "'.");

@@ -131,6 +131,8 @@ std::int64_t length_of(interp& in, const value& v);
 // ---- built-ins ----
 value apply_filter(interp& in, std::string_view name, const value& operand, call_args& args);
 bool apply_test(interp& in, std::string_view name, const value& operand, call_args& args);
+// Jinja2's built-in filter / test names (an unknown one is a compile-time error).
+bool has_filter(std::string_view name);
 bool has_test(std::string_view name);
 value method_of(interp& in, const value& obj, std::string_view name);      // undefined when none
 value filter_wordwrap(interp& in, const value& operand, call_args& args);  // textwrap.cpp

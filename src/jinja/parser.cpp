@@ -6,42 +6,12 @@
 #include <stdexcept>
 
 #include "jinja/ast.h"
+#include "jinja/interp.h"
 #include "jinja/lexer.h"
 #include "jinja/parser.h"
 
 namespace chatpeg::jinja::detail {
 namespace {
-
-// Jinja's built-in filter and test names: an unknown name is a compile-time error outside
-// if/inline-if ("soft") frames, and a runtime error inside them.
-bool known_filter(std::string_view n) {
-  static const char* const names[] = {
-      "abs",    "attr",       "batch",       "capitalize", "center",   "count",
-      "d",      "default",    "dictsort",    "e",          "escape",   "filesizeformat",
-      "first",  "float",      "forceescape", "format",     "groupby",  "indent",
-      "int",    "items",      "join",        "last",       "length",   "list",
-      "lower",  "map",        "max",         "min",        "pprint",   "random",
-      "reject", "rejectattr", "replace",     "reverse",    "round",    "safe",
-      "select", "selectattr", "slice",       "sort",       "string",   "striptags",
-      "sum",    "title",      "tojson",      "trim",       "truncate", "unique",
-      "upper",  "urlencode",  "urlize",      "wordcount",  "wordwrap", "xmlattr"};
-  for (const char* x : names)
-    if (n == x) return true;
-  return false;
-}
-
-bool known_test(std::string_view n) {
-  static const char* const names[] = {
-      "boolean", "callable", "defined",  "divisibleby", "eq",       "equalto",     "escaped",
-      "even",    "false",    "filter",   "float",       "ge",       "greaterthan", "gt",
-      "in",      "integer",  "iterable", "le",          "lessthan", "lower",       "lt",
-      "mapping", "ne",       "none",     "number",      "odd",      "sameas",      "sequence",
-      "string",  "test",     "true",     "undefined",   "upper",    "==",          "!=",
-      "<",       "<=",       ">",        ">="};
-  for (const char* x : names)
-    if (n == x) return true;
-  return false;
-}
 
 struct parse_failure {
   std::string message;
@@ -886,7 +856,7 @@ class parser {
       advance();
       f->name += "." + expect_name_token();
     }
-    if (!soft_ && !known_filter(f->name))
+    if (!soft_ && !has_filter(f->name))
       unknown_names_.emplace_back("No filter named '" + f->name + "'.", f->offset);
     if (is_op("(")) f->args = parse_call_args();
     return f;
@@ -908,7 +878,7 @@ class parser {
           advance();
           t->name += "." + expect_name_token();
         }
-        if (!soft_ && !known_test(t->name))
+        if (!soft_ && !has_test(t->name))
           unknown_names_.emplace_back("No test named '" + t->name + "'.", off);
         if (is_op("(")) {
           t->args = parse_call_args();
