@@ -43,6 +43,11 @@ struct scripted_reply {
   std::string content_type;
   // llama.cpp streams: the token ids of each event (default: none sent).
   std::vector<std::vector<int>> chunk_tokens;
+  // Streams: after the chunks, these bytes written again and again until the reader goes away
+  // (a backend that never ends; counted in endless_bytes()).
+  std::string endless;
+  // Streams: after the chunks, the connection is dropped (no final event, no chunked end).
+  bool drop_mid_stream = false;
 };
 
 // Splits text into pieces of about n bytes without cutting UTF-8 sequences (llama.cpp never
@@ -143,6 +148,8 @@ class fixture_backend {
   }
   // Streams the fixture stopped because the reader went away.
   int disconnects() const { return disconnects_.load(); }
+  // Bytes of `endless` replies written so far.
+  std::size_t endless_bytes() const { return endless_bytes_.load(); }
 
   // /tokenize: texts in `vocab` are one (special) token; anything else one token per byte
   // (the byte's value). Answers 404 when disabled, as a backend without the endpoint would.
@@ -175,6 +182,21 @@ class fixture_backend {
     }
     const bool stream = request.value("stream", false);
     std::size_t predicted = reply.chunks.size();
+    if (stream && !reply.endless.empty()) {
+      res.set_chunked_content_provider(
+          "text/event-stream", [this, reply](std::size_t, httplib::DataSink& sink) {
+            for (const auto& c : reply.chunks) {
+              const std::string e = "data: " + json::dump(json::value{{"content", c}}) + "\n\n";
+              if (!sink.write(e.data(), e.size())) return false;
+            }
+            while (sink.write(reply.endless.data(), reply.endless.size())) {
+              endless_bytes_ += reply.endless.size();
+            }
+            ++disconnects_;
+            return false;
+          });
+      return;
+    }
     if (stream && !reply.raw_sse.empty()) {
       const std::string ct = reply.content_type.empty() ? "text/event-stream" : reply.content_type;
       res.set_chunked_content_provider(ct, [reply](std::size_t, httplib::DataSink& sink) {
@@ -217,7 +239,9 @@ class fixture_backend {
       }
       events.push_back("data: " + json::dump(v) + "\n\n");
     }
-    if (reply.fail_mid_stream) {
+    if (reply.drop_mid_stream) {
+      // no final event: the provider below fails after the chunks, which drops the connection
+    } else if (reply.fail_mid_stream) {
       events.push_back("error: {\"code\":500,\"message\":\"backend exploded\"}\n\n");
     } else if (openai) {
       json::value v = {{"choices",
@@ -245,6 +269,7 @@ class fixture_backend {
               }
             }
           }
+          if (reply.drop_mid_stream) return false;
           sink.done();
           return true;
         });
@@ -292,6 +317,7 @@ class fixture_backend {
   std::vector<json::value> requests_;
   std::vector<std::string> paths_;
   std::atomic<int> disconnects_{0};
+  std::atomic<std::size_t> endless_bytes_{0};
   std::map<std::string, int> vocab_ = {
       {"<tool_call>", tool_call_id}, {"</tool_call>", tool_call_end_id}, {"<|im_end|>", 151645}};
   std::atomic<bool> tokenize_enabled_{true};

@@ -143,9 +143,11 @@ inline sse_result read_sse(const std::string& raw, int status) {
 
 class gateway_harness {
  public:
-  explicit gateway_harness(std::string template_source = hermes_template,
-                           backend_type type = backend_type::llamacpp, server_options server = {},
-                           std::size_t backend_threads = 8)
+  explicit gateway_harness(
+      std::string template_source = hermes_template, backend_type type = backend_type::llamacpp,
+      server_options server = {}, std::size_t backend_threads = 8,
+      backend_options backend_base = {.connect_timeout = std::chrono::seconds(5),
+                                      .read_timeout = std::chrono::seconds(20)})
       : backend(backend_threads) {
     auto tmpl = chat::chat_template::create(std::move(template_source),
                                             {.special_tokens = {{"eos_token", "<|im_end|>"}}});
@@ -160,11 +162,9 @@ class gateway_harness {
       std::lock_guard lock(log_mutex);
       logs.emplace_back(line);
     };
-    auto g = gateway::create(*tmpl, {.server = server,
-                                     .backend = {.type = type,
-                                                 .url = backend.url(),
-                                                 .connect_timeout = std::chrono::seconds(5),
-                                                 .read_timeout = std::chrono::seconds(20)}});
+    backend_base.type = type;
+    backend_base.url = backend.url();
+    auto g = gateway::create(*tmpl, {.server = server, .backend = backend_base});
     if (!g) {
       ADD_FAILURE() << g.error().to_string();
       return;

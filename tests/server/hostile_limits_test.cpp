@@ -1,0 +1,221 @@
+// The gateway's request-level limits (src/server/connection.cpp) and the backend answer bound
+// (backend_options::max_response_bytes) under hostile peers: a client trickling bytes just
+// under the read timeout is cut at the request deadline while another client is served,
+// oversized heads and endless chunked bodies stop at their byte budgets, and backends that
+// stream without end, without newlines, garbage mid-stream or drop the connection end in an
+// error event. Bounds are asserted through gateway::stats() and the answers; the harness only
+// caps how long it waits (no timing assertions).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hostile_support.h"
+
+namespace chatpeg::server {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::body_of;
+using testing::chat_body;
+using testing::gateway_harness;
+using testing::healthy;
+using testing::raw_client;
+using testing::scripted_reply;
+using testing::status_of;
+using testing::tight_server;
+
+// One worker, so a client holding it blocks everyone else; 1 s read timeout, 3 s deadline.
+server_options one_worker() {
+  server_options so = tight_server();
+  so.threads = 1;
+  so.request_deadline = 3s;
+  return so;
+}
+
+// The harness's own start-up probe has gone away (so counts below are ours alone).
+void wait_idle(const gateway_harness& h) {
+  for (int i = 0; i < 500 && h.gw->stats().active_connections > 0; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+}
+
+struct trickle_case {
+  const char* name;
+  std::string prefix;  // sent at once
+};
+
+TEST(HostileLimits, TrickleUnderTheReadTimeoutIsCutAtTheDeadlineWhileAnotherIsServed) {
+  const std::vector<trickle_case> cases = {
+      {"head", "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Slow: "},
+      {"body",
+       "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+       "Content-Length: 1000\r\n\r\n{\"messages\": "},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const server_options so = one_worker();
+    gateway_harness h(testing::hermes_template, backend_type::llamacpp, so);
+    h.backend.reply_with(scripted_reply{.chunks = {"served"}});
+    wait_idle(h);
+    const auto before = h.gw->stats();
+
+    raw_client slow(h.gw->port(), 30s);
+    ASSERT_TRUE(slow.connected());
+    ASSERT_TRUE(slow.send(c.prefix));
+    std::this_thread::sleep_for(200ms);  // the slow client has the only worker
+    std::atomic<int> other_status{0};
+    std::thread other([&] {
+      int status = 0;
+      auto v = h.post_json("/v1/chat/completions", chat_body(), &status);
+      if (v["choices"][0]["message"]["content"] == "served") other_status = status;
+    });
+    // One byte per 700 ms: never silent for the 1 s read timeout. Without a deadline this
+    // client would keep the worker for all 60 bytes (and the other client would wait).
+    bool cut = false;
+    for (int sent = 0; sent < 60 && !cut; ++sent) {
+      cut = slow.readable_now() || !slow.send(" ");
+      if (!cut) std::this_thread::sleep_for(700ms);
+    }
+    const std::string answer = slow.read_all();
+    other.join();
+    EXPECT_TRUE(cut) << "the trickling client kept its worker";
+    EXPECT_EQ(status_of(answer), 408) << answer;
+    EXPECT_EQ(body_of(answer)["error"]["code"], "request_timeout") << answer;
+    EXPECT_EQ(other_status.load(), 200);
+    const auto after = h.gw->stats();
+    EXPECT_EQ(after.deadline_exceeded - before.deadline_exceeded, 1u);
+    EXPECT_LE(after.peak_active_connections, so.threads + so.overflow_threads);
+  }
+}
+
+TEST(HostileLimits, OversizedHeadIs431) {
+  server_options so = tight_server();
+  so.max_head_bytes = 4096;
+  gateway_harness h(testing::hermes_template, backend_type::llamacpp, so);
+  wait_idle(h);
+  std::string head = "GET /health HTTP/1.1\r\nHost: x\r\n";
+  for (int i = 0; i < 100; ++i) {
+    head += "X-Pad-" + std::to_string(i) + ": " + std::string(90, 'p') + "\r\n";
+  }
+  raw_client c(h.gw->port());
+  ASSERT_TRUE(c.send(head + "\r\n"));
+  const std::string answer = c.read_all();
+  EXPECT_EQ(status_of(answer), 431) << answer.substr(0, 300);
+  EXPECT_EQ(body_of(answer)["error"]["code"], "head_too_large") << answer.substr(0, 300);
+  const auto stats = h.gw->stats();
+  EXPECT_EQ(stats.too_large, 1u);
+  EXPECT_LE(stats.peak_request_bytes, so.max_head_bytes);
+  EXPECT_TRUE(healthy(h));
+}
+
+struct chunked_case {
+  const char* request_line;
+  bool cut_by_budget;  // else the chat handler's own max_body_bytes check answers 413
+};
+
+// httplib reads the chunked body of a request no handler streams (an unknown route, a GET)
+// into memory without a limit; the body budget (2 x max_body_bytes + 64 KiB) stops it.
+TEST(HostileLimits, EndlessChunkedBodiesStopAtTheBodyBudget) {
+  const server_options so = tight_server();
+  const std::size_t budget = so.max_head_bytes + 2 * so.max_body_bytes + (64u << 10);
+  const std::vector<chunked_case> cases = {{"POST /nowhere HTTP/1.1", true},
+                                           {"PUT /v1/models HTTP/1.1", true},
+                                           {"POST /v1/chat/completions HTTP/1.1", false}};
+  for (const auto& [request_line, cut_by_budget] : cases) {
+    SCOPED_TRACE(request_line);
+    gateway_harness h(testing::hermes_template, backend_type::llamacpp, so);
+    wait_idle(h);
+    raw_client c(h.gw->port());
+    ASSERT_TRUE(
+        c.send(std::string(request_line) + "\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"));
+    const std::string chunk = "1000\r\n" + std::string(0x1000, 'z') + "\r\n";
+    std::size_t sent = 0;
+    while (sent < (8u << 20) && !c.readable_now() && c.send(chunk)) sent += chunk.size();
+    const std::string answer = c.read_all();
+    EXPECT_LT(sent, 8u << 20) << "the server read an 8 MiB body";
+    if (!answer.empty()) {
+      EXPECT_EQ(status_of(answer), 413) << answer.substr(0, 300);
+    }
+    const auto stats = h.gw->stats();
+    EXPECT_EQ(stats.too_large, cut_by_budget ? 1u : 0u);
+    EXPECT_LE(stats.peak_request_bytes, budget);
+    EXPECT_TRUE(healthy(h));
+  }
+}
+
+struct backend_case {
+  const char* name;
+  scripted_reply reply;
+  bool stream;
+  const char* streamed;      // content delivered before the error ("" when a 502)
+  const char* message_part;  // in the error
+};
+
+TEST(HostileLimits, EndlessGarbledOrDroppedBackendStreamsEndInAnError) {
+  constexpr std::size_t limit = 64u << 10;
+  const std::string event = "data: {\"content\": \"" + std::string(1024, 'x') + "\"}\n\n";
+  const std::vector<backend_case> cases = {
+      {"endless_line_without_newline", {.endless = std::string(4096, 'x')}, true, "", "byte limit"},
+      {"endless_events", {.chunks = {"hello "}, .endless = event}, true, "hello ", "byte limit"},
+      {"huge_unstreamed_body",
+       {.raw_body = "{\"content\": \"" + std::string(1u << 20, 'x') + "\"}"},
+       false,
+       "",
+       "byte limit"},
+      {"garbage_mid_stream",
+       {.raw_sse = "data: {\"content\": \"a\", \"stop\": false}\n\ndata: {garbage\n\n"
+                   "data: {\"content\": \"b\", \"stop\": false}\n\n"},
+       true,
+       "a",
+       "invalid JSON"},
+      {"connection_dropped_mid_stream",
+       {.chunks = {"partial"}, .drop_mid_stream = true},
+       true,
+       "partial",
+       "mid-answer"},
+  };
+  gateway_harness h(testing::hermes_template, backend_type::llamacpp, tight_server(), 8,
+                    {.connect_timeout = 5s, .read_timeout = 20s, .max_response_bytes = limit});
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    h.backend.reply_with(c.reply);
+    const int disconnects = h.backend.disconnects();
+    auto r = h.client().Post("/v1/chat/completions", chat_body(c.stream ? R"(,"stream":true)" : ""),
+                             "application/json");
+    ASSERT_TRUE(r);
+    std::string message;
+    if (r->status == 200) {
+      auto s = testing::read_sse(r->body, r->status);
+      // What came before the failure, and never more text than the limit.
+      EXPECT_EQ(s.content.substr(0, std::strlen(c.streamed)), c.streamed);
+      EXPECT_LE(s.content.size(), limit);
+      if (c.reply.endless.empty()) {
+        EXPECT_EQ(s.content, c.streamed);
+      }
+      ASSERT_TRUE(s.error.is_object()) << r->body.substr(0, 300);
+      EXPECT_TRUE(s.saw_done && s.done_last);
+      message = s.error["message"];
+    } else {
+      EXPECT_STREQ(c.streamed, "");
+      EXPECT_EQ(r->status, 502) << r->body.substr(0, 300);
+      auto v = json::parse(r->body);
+      ASSERT_TRUE(v) << r->body.substr(0, 300);
+      message = (*v)["error"]["message"];
+    }
+    EXPECT_NE(message.find(c.message_part), std::string::npos) << message;
+    if (!c.reply.endless.empty()) {  // the gateway stopped reading the endless stream
+      for (int i = 0; i < 500 && h.backend.disconnects() == disconnects; ++i) {
+        std::this_thread::sleep_for(10ms);
+      }
+      EXPECT_EQ(h.backend.disconnects(), disconnects + 1);
+    }
+  }
+  EXPECT_TRUE(healthy(h));
+}
+
+}  // namespace
+}  // namespace chatpeg::server
