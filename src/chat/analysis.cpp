@@ -79,8 +79,6 @@ std::string cut_turn_end(const std::string& middle, std::size_t from,
   return middle.substr(0, cut);
 }
 
-namespace {
-
 // End-of-turn markers: what follows a plain content turn, the eos token, and the usual ones.
 std::vector<std::string> find_turn_ends(const probe_renderer& r, const json::value& tokens) {
   std::vector<std::string> ends;
@@ -99,8 +97,6 @@ std::vector<std::string> find_turn_ends(const probe_renderer& r, const json::val
     ends.emplace_back(e);
   return ends;
 }
-
-}  // namespace
 
 analysis analyze(const jinja::program& prog, std::string_view source,
                  const json::value& special_tokens) {

@@ -14,6 +14,10 @@
 #include "chatpeg/jinja/jinja.h"
 #include "chatpeg/json/json.h"
 
+namespace chatpeg::chat {
+class chat_template;
+}
+
 namespace chatpeg::chat::detail {
 
 // ---- Probe vocabulary -----------------------------------------------------------------------
@@ -101,6 +105,9 @@ struct analysis_context {
   std::vector<std::string> turn_ends;  // end-of-turn markers (cut off tool-call middles)
 };
 
+// End-of-turn markers of the template: what follows a plain content turn, the eos token, and
+// the usual ones.
+std::vector<std::string> find_turn_ends(const probe_renderer& r, const json::value& tokens);
 // Cuts a tool-call middle at the first end-of-turn marker after position from.
 std::string cut_turn_end(const std::string& middle, std::size_t from,
                          const std::vector<std::string>& turn_ends);
@@ -131,5 +138,11 @@ const std::vector<fixup>& fixups();
 // The whole pipeline: caps, dedicated table or differential stages, fix-ups, tokens.
 analysis analyze(const jinja::program& prog, std::string_view source,
                  const json::value& special_tokens);
+
+// The verify stage (verify.cpp), run on a built template whose tool syntax was derived: the
+// syntax must read back the template's own rendering of one call (and of two, when the template
+// writes parallel calls). Returns "" when it does (or when the check does not apply), else why
+// not; the caller records it as analysis.tool_error.
+std::string verify_tool_syntax(const chat_template& t);
 
 }  // namespace chatpeg::chat::detail

@@ -158,7 +158,16 @@ template_caps probe_caps(const probe_renderer& r, bool& prefer_string_args) {
   bool str_ok = has(strv, probe::fn1) && has(strv, probe::arg1) &&
                 !has(strv, std::string("\\\"") + std::string(probe::arg1));
   caps.supports_tool_calls = obj_ok || str_ok;
-  caps.requires_object_arguments = obj_ok && !str_ok;
+  // Objects are needed when a string does not render, and preferred when both render but the
+  // string comes out differently (beyond whitespace): a template that walks the argument
+  // mapping (`key:value` pairs, pythonic `f(a=...)`) only prints a string as it is, which is not
+  // how its model writes calls.
+  auto squashed = [](std::string s) {
+    std::erase_if(s, [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; });
+    return s;
+  };
+  const bool forms_differ = obj_ok && str_ok && squashed(obj) != squashed(strv);
+  caps.requires_object_arguments = obj_ok && (!str_ok || forms_differ);
   bool use_string = !obj_ok && str_ok;
   prefer_string_args = use_string;
 

@@ -194,6 +194,13 @@ void firefunction_v2(analysis& a) {
   t.array_wrapped = true;
   t.call_separator = ", ";
   a.preserved_tokens = {"functools"};
+  // The template reads `functions` instead of `tools`, so the capability probes (which pass
+  // `tools`) see nothing: what it renders is known here. It writes each call's arguments with
+  // `tojson`, so they must be objects (a JSON string would be quoted again).
+  a.caps.supports_tools = true;
+  a.caps.supports_tool_calls = true;
+  a.caps.supports_parallel_tool_calls = true;
+  a.caps.requires_object_arguments = true;
 }
 
 }  // namespace

@@ -372,7 +372,9 @@ base::result<prepared> generate(const analysis& a, const request& req,
     }
   } else if (tools_requested) {
     body = body_kind::tools;
-    const bool no_syntax = a.tools.format == tool_format::none && !find_dedicated(a.handler);
+    // A recorded tool_error (a failed stage, e.g. verify) outranks a syntax that was derived.
+    const bool no_syntax = (a.tools.format == tool_format::none && !find_dedicated(a.handler)) ||
+                           !a.tool_error.empty();
     if (no_syntax && a.tool_error.empty() && a.handler.empty() && !a.caps.supports_tool_calls &&
         req.tool_choice.mode == tool_choice_mode::auto_) {
       // The template has no way to write a tool call at all (it never renders assistant

@@ -1,5 +1,6 @@
 // chat_template::create: parses the Jinja source once, probes capabilities and analyses the
-// output syntax (or takes a loaded analysis), and freezes the result. The object is immutable
+// output syntax (or takes a loaded analysis), verifies a derived tool syntax against the
+// template's own rendering of calls, and freezes the result. The object is immutable
 // afterwards, so any number of threads may share it. render_context renders raw variables.
 #include "chatpeg/chat/template.h"
 
@@ -24,6 +25,11 @@ base::result<std::shared_ptr<const chat_template>> chat_template::create(std::st
     t->analysis_.source = analysis_source::loaded;
   } else {
     t->analysis_ = detail::analyze(*t->program_, t->source_, t->special_tokens_);
+    // A tool syntax (derived, or a dedicated format's) must read back the template's own calls.
+    if (t->analysis_.tools.format != tool_format::none || !t->analysis_.handler.empty()) {
+      if (std::string why = detail::verify_tool_syntax(*t); !why.empty())
+        t->analysis_.tool_error = "tool-call stage 'verify': " + why;
+    }
   }
   return std::shared_ptr<const chat_template>(std::move(t));
 }

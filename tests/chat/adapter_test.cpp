@@ -58,6 +58,14 @@ TEST(adapter, firefunction_gets_functions_and_datetime) {
   ASSERT_TRUE(functions.has_value());
   EXPECT_EQ((*functions)[0]["name"], "f");
   EXPECT_FALSE((*v)["datetime"].get<std::string>().empty());
+  // The template writes arguments with tojson: a JSON string would be quoted twice.
+  int calls = 0;
+  for (const auto& m : (*v)["messages"]) {
+    if (!m.contains("tool_calls")) continue;
+    ++calls;
+    EXPECT_TRUE(m["tool_calls"][0]["function"]["arguments"].is_object()) << json::dump(m);
+  }
+  EXPECT_EQ(calls, 1);
   // Given as kwargs, they win; without tools, functions is empty text.
   auto given = template_variables(**t, make(R"({"messages":[{"role":"user","content":"x"}],
                     "chat_template_kwargs":{"datetime":"Mar 14 2025"}})"));

@@ -24,7 +24,9 @@ struct template_caps {
   bool supports_tool_calls = false;        // renders assistant tool_calls
   bool supports_tool_responses = false;    // renders role "tool" messages
   bool supports_parallel_tool_calls = false;
-  bool requires_object_arguments = false;  // arguments must be an object, not a JSON string
+  // Arguments must be an object, not a JSON string: the string form does not render, or renders
+  // differently from the object form (the template walks the mapping).
+  bool requires_object_arguments = false;
   bool supports_string_content = true;
   bool supports_typed_content = false;     // content as a list of {"type":"text",...} parts
   bool supports_reasoning = false;         // renders reasoning_content / thinking

@@ -1,0 +1,128 @@
+// The verify stage of template analysis: a derived tool syntax must read back the template's
+// own rendering of tool calls. Differential analysis infers markers from render diffs; when a
+// template writes calls in a shape the stages misread (a call index glued to a marker, a
+// separator placed before instead of after a call, ...), the derived parser would read every
+// real call as plain content — the silent failure the analysis must not have. So the template
+// renders an assistant turn with one probe call (and with two, when it writes parallel calls)
+// through the same request path a user takes; the prompt ending in the generation prompt is cut
+// off the front and the end-of-turn marker off the back; what remains is what the model writes,
+// and the request's parser must match it completely, finding exactly the probe calls' names in
+// order and no content. If it does not, the analysis records why in tool_error and tool requests
+// fail with that error. Costs two prepares and two matches per template (once, at load).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "chat/analysis_detail.h"
+#include "chatpeg/base/strings.h"
+#include "chatpeg/chat/prepare.h"
+#include "chatpeg/chat/template.h"
+#include "chatpeg/peg/matcher.h"
+
+namespace chatpeg::chat::detail {
+namespace {
+
+// The request for [user] + (when given) an assistant turn.
+base::result<request> probe_request(const json::value& turn, bool generation_prompt) {
+  json::value messages = json::value::array({user_message()});
+  if (!turn.is_null()) messages.push_back(turn);
+  json::value body = {{"messages", messages},
+                      {"tools", probe_tools()},
+                      {"tool_choice", "auto"},
+                      {"parallel_tool_calls", true},
+                      {"add_generation_prompt", generation_prompt}};
+  return request::from_json(body);
+}
+
+std::string excerpt(std::string_view text) {
+  constexpr std::size_t kMax = 160;
+  if (text.size() <= kMax) return json::quote(text);
+  return json::quote(text.substr(0, kMax)) + " (" + std::to_string(text.size()) + " bytes)";
+}
+
+// "" when the parser reads `output` as exactly the calls named in `names`, else why not.
+std::string check_output(const prepared& p, std::string_view output,
+                         const std::vector<std::string_view>& names) {
+  const std::string input = p.parse_prefix + std::string(output);
+  peg::matcher m(*p.parser);
+  const peg::match_result r = m.match(input, peg::match_flags::complete);
+  const std::string what = std::to_string(names.size()) + " call" + (names.size() > 1 ? "s" : "");
+  if (!r.ok()) {
+    const std::size_t at = r.error.where.offset >= p.parse_prefix.size()
+                               ? r.error.where.offset - p.parse_prefix.size()
+                               : 0;
+    return "the derived parser does not read the template's own rendering of " + what + " " +
+           excerpt(output) + " (at byte " + std::to_string(at) + ": " + r.error.message + ")";
+  }
+  std::vector<std::string> found;
+  for (const auto& n : r.ast.nodes()) {
+    if (n.tag == peg::tag::tool_name) {
+      found.push_back(r.ast.text(n, input));
+    } else if (n.tag == peg::tag::content && !base::trim(r.ast.text(n, input)).empty()) {
+      return "the derived parser reads part of the template's own rendering of " + what + " " +
+             excerpt(output) + " as content: " + excerpt(r.ast.text(n, input));
+    }
+  }
+  if (found != std::vector<std::string>(names.begin(), names.end())) {
+    std::string got;
+    for (const auto& f : found) got += (got.empty() ? "" : ", ") + json::quote(f);
+    return "the derived parser reads the template's own rendering of " + what + " " +
+           excerpt(output) + " as calls [" + got + "]";
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string verify_tool_syntax(const chat_template& t) {
+  auto gen_req = probe_request(json::value(), true);
+  if (!gen_req) return {};
+  auto gen = prepare(t, *gen_req, {.build_gbnf = false});
+  // A template that cannot prepare the probe request is reported by prepare() itself when a
+  // user's request reaches the same point; there is nothing to read back here.
+  if (!gen || !gen->parser) return {};
+  // What follows an assistant turn (the end-of-turn marker and whatever the template adds
+  // after it) is what a plain content turn ends with too: the common suffix is cut off.
+  auto text_req =
+      probe_request({{"role", "assistant"}, {"content", std::string(probe::content)}}, false);
+  if (!text_req) return {};
+  auto text_turn = prepare(t, *text_req, {.build_gbnf = false});
+  if (!text_turn) return {};
+  const probe_renderer renderer(t.program(), t.special_tokens());
+  const std::vector<std::string> turn_ends = find_turn_ends(renderer, t.special_tokens());
+
+  struct trial {
+    std::vector<std::string_view> names;
+    json::value calls;
+  };
+  std::vector<trial> trials;
+  trials.push_back(
+      {{probe::fn1}, json::value::array({probe_call(probe::fn1, probe::id1, args1(), true)})});
+  if (t.caps().supports_parallel_tool_calls) {
+    trials.push_back({{probe::fn1, probe::fn2},
+                      json::value::array({probe_call(probe::fn1, probe::id1, args1(), true),
+                                          probe_call(probe::fn2, probe::id2, args2(), true)})});
+  }
+  for (const auto& tr : trials) {
+    auto full_req =
+        probe_request({{"role", "assistant"}, {"content", ""}, {"tool_calls", tr.calls}}, false);
+    if (!full_req) continue;
+    auto full = prepare(t, *full_req, {.build_gbnf = false});
+    // The rendered turn must continue the prompt. Where the template renders history
+    // differently from a fresh turn (it leaves out an empty thinking block the generation
+    // prompt closes, drops earlier parts), what the model writes cannot be told from the render
+    // (cutting at the common prefix misreads real templates), and there is nothing to check.
+    if (!full || !full->prompt.starts_with(gen->prompt)) continue;
+    std::string output = full->prompt.substr(gen->prompt.size());
+    const std::size_t last = output.rfind(tr.names.back());
+    if (last == std::string::npos) continue;  // the template does not print the call
+    const std::size_t from = last + tr.names.back().size();
+    const std::size_t tail =
+        std::min(common_suffix_length(output, text_turn->prompt), output.size() - from);
+    output = cut_turn_end(output.substr(0, output.size() - tail), from, turn_ends);
+    if (auto why = check_output(*gen, output, tr.names); !why.empty()) return why;
+  }
+  return {};
+}
+
+}  // namespace chatpeg::chat::detail

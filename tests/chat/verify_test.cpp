@@ -1,0 +1,88 @@
+// The verify stage (src/chat/verify.cpp): a derived tool syntax must read back the template's
+// own rendering of one call and of two. Small handwritten templates: one the differential
+// stages read right (no error), one whose calls carry their index after the name (the stages
+// take the first call's index for a constant marker, so two calls do not read back: explicit
+// error, and tool requests fail with it instead of streaming calls as content), and one whose
+// history form does not continue the generation prompt (not checkable: no error). Loaded
+// analyses are the user's word and are not verified.
+#include <gtest/gtest.h>
+
+#include "chatpeg/chat/prepare.h"
+#include "chatpeg/chat/template.h"
+
+namespace chatpeg::chat {
+namespace {
+
+std::string chat_with(const std::string& assistant_body, const std::string& generation_prompt) {
+  return "{% if tools %}{% for t in tools %}{{ t.function.name }} {% endfor %}{% endif %}"
+         "{% for m in messages %}<|{{ m.role }}|>{% if m.role == 'assistant' %}" +
+         assistant_body + "{% else %}{{ m.content }}{% endif %}<|end|>{% endfor %}" +
+         "{% if add_generation_prompt %}" + generation_prompt + "{% endif %}";
+}
+
+const std::string json_calls =
+    "{{ m.content }}{% for tc in m.tool_calls %}<call>{\"name\": \"{{ tc.function.name }}\", "
+    "\"arguments\": {{ tc.function.arguments | tojson }}}</call>{% endfor %}";
+
+// Kimi-like: the call's index is glued after the name (":0", ":1").
+const std::string indexed_calls =
+    "{{ m.content }}{% for tc in m.tool_calls %}<call>fn.{{ tc.function.name }}:{{ loop.index0 "
+    "}}<args>{{ tc.function.arguments | tojson }}</call>{% endfor %}";
+
+request tools_request() {
+  auto body = json::parse(R"({"messages":[{"role":"user","content":"hi"}],
+    "tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object",
+    "properties":{"a":{"type":"string"}}}}}]})");
+  auto r = request::from_json(*body);
+  EXPECT_TRUE(r) << r.error().to_string();
+  return *r;
+}
+
+TEST(Verify, SyntaxThatReadsBackHasNoError) {
+  auto t = chat_template::create(chat_with(json_calls, "<|assistant|>"));
+  ASSERT_TRUE(t) << t.error().to_string();
+  const auto& a = (*t)->analysis();
+  EXPECT_NE(a.tools.format, tool_format::none);
+  EXPECT_EQ(a.tool_error, "");
+  EXPECT_TRUE(prepare(**t, tools_request()));
+}
+
+TEST(Verify, SyntaxThatMisreadsTwoCallsIsAnExplicitError) {
+  auto t = chat_template::create(chat_with(indexed_calls, "<|assistant|>"));
+  ASSERT_TRUE(t) << t.error().to_string();
+  const auto& a = (*t)->analysis();
+  ASSERT_TRUE(a.caps.supports_parallel_tool_calls);
+  EXPECT_NE(a.tool_error.find("tool-call stage 'verify'"), std::string::npos) << a.summary();
+  EXPECT_NE(a.tool_error.find("2 calls"), std::string::npos) << a.tool_error;
+  // The derived syntax stays visible (to correct with --analysis), but tool requests fail.
+  auto p = prepare(**t, tools_request());
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().code, base::errc::analysis_failed);
+  EXPECT_NE(p.error().message.find("verify"), std::string::npos) << p.error().message;
+  // A request without tools is unaffected.
+  auto body = json::parse(R"({"messages":[{"role":"user","content":"hi"}]})");
+  EXPECT_TRUE(prepare(**t, *request::from_json(*body)));
+}
+
+TEST(Verify, HistoryThatDoesNotContinueThePromptIsNotChecked) {
+  // The generation prompt opens and closes an empty block the history form leaves out.
+  auto t = chat_template::create(chat_with(indexed_calls, "<|assistant|><think></think>"));
+  ASSERT_TRUE(t) << t.error().to_string();
+  EXPECT_EQ((*t)->analysis().tool_error.find("verify"), std::string::npos)
+      << (*t)->analysis().tool_error;
+}
+
+TEST(Verify, LoadedAnalysisIsNotVerified) {
+  auto derived = chat_template::create(chat_with(indexed_calls, "<|assistant|>"));
+  ASSERT_TRUE(derived);
+  analysis corrected = (*derived)->analysis();
+  corrected.tool_error.clear();  // the user says the syntax is right
+  auto t = chat_template::create(chat_with(indexed_calls, "<|assistant|>"),
+                                 {.analysis_override = corrected});
+  ASSERT_TRUE(t);
+  EXPECT_EQ((*t)->analysis().tool_error, "");
+  EXPECT_TRUE(prepare(**t, tools_request()));
+}
+
+}  // namespace
+}  // namespace chatpeg::chat
