@@ -19,12 +19,7 @@ constexpr int kFloor = 293;  // of 295; raised as the implementation improves
 
 TEST(ConformanceRoundtrip, Cases) {
   CHATPEG_REQUIRE_SHARED(shared);
-  const auto dir = shared / "conformance" / "roundtrip";
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    if (e.path().extension() == ".json") files.push_back(e.path());
-  }
-  std::sort(files.begin(), files.end());
+  const auto files = testing::roundtrip_files(shared);
   int total = 0, passed = 0;
   std::vector<std::string> failures;
   for (const auto& path : files) {

@@ -280,11 +280,7 @@ TEST(ConformanceStream, LlamacppOutputs) {
 
 TEST(ConformanceStream, RoundtripOutputsAndTruncation) {
   CHATPEG_REQUIRE_SHARED(shared);
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(shared / "conformance" / "roundtrip")) {
-    if (e.path().extension() == ".json") files.push_back(e.path());
-  }
-  std::sort(files.begin(), files.end());
+  const auto files = chatpeg::testing::roundtrip_files(shared);
   totals t;
   const char* only = std::getenv("CHATPEG_CONFORMANCE_ONLY");
   for (const auto& path : files) {

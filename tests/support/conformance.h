@@ -4,9 +4,12 @@
 // as parsed JSON, ids only when expected has one).
 #pragma once
 
+#include <algorithm>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "chatpeg/base/strings.h"
 #include "chatpeg/chat/message.h"
@@ -33,6 +36,16 @@ inline std::shared_ptr<const chat::chat_template> corpus_template(
   }
   cache.emplace(key, *t);
   return *t;
+}
+
+// The round-trip corpus files (shared/conformance/roundtrip/*.json), sorted.
+inline std::vector<std::filesystem::path> roundtrip_files(const std::filesystem::path& shared) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(shared / "conformance" / "roundtrip")) {
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 inline json::value special_tokens_for(const std::filesystem::path& shared,
