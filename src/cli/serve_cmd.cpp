@@ -1,7 +1,10 @@
 // `chatpeg serve`: the OpenAI-compatible gateway (CLI.md, DESIGN.md §10). Loads the template
 // (.jinja, tokenizer_config.json or GGUF), analyses it once, and serves /v1/chat/completions
-// in front of a raw completion backend until SIGINT/SIGTERM.
+// in front of a raw completion backend until SIGINT/SIGTERM. Every server and backend limit of
+// gateway_options is a flag, range-checked by CLI11 (a bad value is a usage error, exit 2).
+#include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -22,10 +25,10 @@ struct serve_args {
   std::string host = "127.0.0.1";
   int port = 8000;
   std::string model_name = "chatpeg";
-  std::size_t threads = 8;
-  std::size_t max_body_bytes = 8u << 20;
-  int backend_timeout = 600;
   std::string log_format = "text";
+  // Defaults from the library's options, so the CLI and the library cannot drift apart.
+  server::server_options server;
+  server::backend_options backend_limits;
 };
 
 server::gateway* running_gateway = nullptr;
@@ -44,22 +47,20 @@ int run_serve(const serve_args& args) {
     std::cerr << "chatpeg: warning: tool calling unavailable with this template: "
               << (*tmpl)->analysis().tool_error << "\n";
   }
-  const auto type = server::parse_backend_type(args.backend_type);
-  if (!type) return report("unknown --backend-type " + args.backend_type, "llamacpp|openai");
-  server::log_format log = server::log_format::text;
-  if (args.log_format == "json") log = server::log_format::json;
-  if (args.log_format == "none") log = server::log_format::none;
+  // Checked by CLI11 (IsMember) before this runs.
+  const auto type =
+      server::parse_backend_type(args.backend_type).value_or(server::backend_type::llamacpp);
+  server::gateway_options options{.server = args.server, .backend = args.backend_limits};
+  options.server.host = args.host;
+  options.server.port = args.port;
+  options.server.model_name = args.model_name;
+  options.server.log = args.log_format == "json"   ? server::log_format::json
+                       : args.log_format == "none" ? server::log_format::none
+                                                   : server::log_format::text;
+  options.backend.type = type;
+  options.backend.url = args.backend;
 
-  auto g = server::gateway::create(
-      *tmpl, {.server = {.host = args.host,
-                         .port = args.port,
-                         .model_name = args.model_name,
-                         .threads = args.threads,
-                         .max_body_bytes = args.max_body_bytes,
-                         .log = log},
-              .backend = {.type = *type,
-                          .url = args.backend,
-                          .read_timeout = std::chrono::seconds(args.backend_timeout)}});
+  auto g = server::gateway::create(*tmpl, std::move(options));
   if (!g) return report(g.error());
   if (auto st = (*g)->bind(); !st) return report(st.error());
   std::cerr << "chatpeg: serving http://" << args.host << ":" << (*g)->port() << " → "
@@ -73,6 +74,53 @@ int run_serve(const serve_args& args) {
   return exit_ok;
 }
 
+constexpr std::int64_t max_seconds = 7 * 24 * 3600;
+
+// A duration flag in whole seconds, 1 s .. a week.
+void add_seconds(CLI::App& cmd, const std::string& name, std::chrono::seconds& value,
+                 const std::string& help) {
+  cmd.add_option_function<std::int64_t>(
+         name, [&value](const std::int64_t& s) { value = std::chrono::seconds(s); }, help)
+      ->check(CLI::Range(std::int64_t{1}, max_seconds))
+      ->default_str(std::to_string(value.count()));
+}
+
+// A count flag in [lo, hi].
+void add_count(CLI::App& cmd, const std::string& name, std::size_t& value, std::size_t lo,
+               std::size_t hi, const std::string& help) {
+  cmd.add_option(name, value, help)->check(CLI::Range(lo, hi))->capture_default_str();
+}
+
+// The connection and backend limits (server_options / backend_options, gateway.h).
+void add_limit_options(CLI::App& cmd, serve_args& args) {
+  auto& so = args.server;
+  add_count(cmd, "--threads", so.threads, 1, 4096, "worker threads (concurrent requests)");
+  add_count(cmd, "--max-queued-connections", so.max_queued_connections, 0, 1u << 20,
+            "connections waiting for a worker (0 = 4 x threads); more get 503");
+  add_count(cmd, "--overflow-threads", so.overflow_threads, 1, 256,
+            "threads answering 503 to connections past the queue");
+  add_count(cmd, "--max-body-bytes", so.max_body_bytes, 1, std::size_t{1} << 40,
+            "request body limit (413 beyond)");
+  add_count(cmd, "--max-head-bytes", so.max_head_bytes, 1024, 16u << 20,
+            "request line + headers limit (431 beyond)");
+  add_seconds(cmd, "--read-timeout", so.client_read_timeout,
+              "seconds of client silence while reading a request");
+  add_seconds(cmd, "--write-timeout", so.client_write_timeout,
+              "seconds a client may stall reading the response");
+  add_seconds(cmd, "--request-deadline", so.request_deadline,
+              "seconds for a whole request (head + body) to arrive (408 beyond)");
+  add_seconds(cmd, "--keep-alive-timeout", so.keep_alive_timeout,
+              "idle seconds between requests on one connection");
+  add_count(cmd, "--keep-alive-max", so.keep_alive_max_requests, 1, 1u << 20,
+            "requests on one connection");
+  add_seconds(cmd, "--backend-timeout", args.backend_limits.read_timeout,
+              "seconds of backend silence before giving up");
+  add_seconds(cmd, "--backend-connect-timeout", args.backend_limits.connect_timeout,
+              "seconds to connect to the backend");
+  add_count(cmd, "--backend-max-bytes", args.backend_limits.max_response_bytes, 1024,
+            std::size_t{1} << 40, "backend answer limit (completion text, one SSE event)");
+}
+
 }  // namespace
 
 void register_serve(CLI::App& app) {
@@ -84,19 +132,19 @@ void register_serve(CLI::App& app) {
       ->required();
   cmd->add_option("--template-name", args->template_name, "template variant (tool_use, ...)");
   cmd->add_option("--backend", args->backend, "backend base URL")->capture_default_str();
-  cmd->add_option("--backend-type", args->backend_type, "llamacpp | openai")->capture_default_str();
+  cmd->add_option("--backend-type", args->backend_type, "llamacpp | openai")
+      ->check(CLI::IsMember({"llamacpp", "openai"}))
+      ->capture_default_str();
   cmd->add_option("--host", args->host, "address to listen on")->capture_default_str();
-  cmd->add_option("--port", args->port, "port to listen on (0 = any)")->capture_default_str();
+  cmd->add_option("--port", args->port, "port to listen on (0 = any)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
   cmd->add_option("--model-name", args->model_name, "model id reported to clients")
       ->capture_default_str();
-  cmd->add_option("--threads", args->threads, "worker threads (concurrent requests)")
+  cmd->add_option("--log-format", args->log_format, "text | json | none")
+      ->check(CLI::IsMember({"text", "json", "none"}))
       ->capture_default_str();
-  cmd->add_option("--max-body-bytes", args->max_body_bytes, "request body limit")
-      ->capture_default_str();
-  cmd->add_option("--backend-timeout", args->backend_timeout,
-                  "seconds of backend silence before giving up")
-      ->capture_default_str();
-  cmd->add_option("--log-format", args->log_format, "text | json | none")->capture_default_str();
+  add_limit_options(*cmd, *args);
   cmd->callback([args] { set_exit_code(run_serve(*args)); });
 }
 
