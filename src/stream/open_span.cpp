@@ -5,8 +5,11 @@
 // a scan that only stops on certain bytes — an `until` (its delimiters' first bytes), or the
 // plain run of a JSON-string-shaped loop outside an escape (bytes outside the run's class) —
 // appending bytes without those leaves the scan open at the new end: the same AST with every
-// chain node extended. Anything else (a delimiter prefix held back, a node that completed at
-// the end of input, an escape in progress, an unknown shape) reports no open span.
+// chain node extended. An `until` that stopped before a possible delimiter (a proper prefix of
+// one at the end of input) stays open with those bytes held: appended bytes that complete no
+// delimiter extend it, holding back the new longest delimiter prefix as the matcher would.
+// Anything else (a node that completed at the end of input, an escape in progress, an unknown
+// shape) reports no open span.
 #include "stream/open_span.h"
 
 #include <algorithm>
@@ -241,9 +244,11 @@ bool open_span_finder::escaped_tail_is_plain(const body_info& b, std::string_vie
 void open_span_finder::find(const peg::match_result& r, std::string_view input, open_span& out) {
   out.chain.clear();
   out.stop = nullptr;
-  if (r.status != peg::match_status::need_more_input || r.end != input.size()) return;
+  out.held = 0;
+  if (r.status != peg::match_status::need_more_input || r.end > input.size()) return;
   const auto& nodes = r.ast.nodes();
-  const auto size = static_cast<std::uint32_t>(input.size());
+  // The span ends where the match does; bytes after it must be a held delimiter prefix.
+  const auto size = static_cast<std::uint32_t>(r.end);
   std::size_t d = nodes.size();
   for (std::size_t i = nodes.size(); i > 0; --i) {
     const peg::ast_node& n = nodes[i - 1];
@@ -269,6 +274,14 @@ void open_span_finder::find(const peg::match_result& r, std::string_view input, 
     default:
       return;
   }
+  if (size != input.size()) {
+    std::size_t held = 0;
+    if (!b.scan || !extends_scan(*b.scan, input.substr(size), held) ||
+        held != input.size() - size) {
+      return;
+    }
+    out.held = held;
+  }
   for (std::uint32_t i = static_cast<std::uint32_t>(d); i != peg::no_ast; i = nodes[i].parent) {
     if (i >= nodes.size() || !nodes[i].partial || nodes[i].end != size) {
       out.chain.clear();
@@ -281,28 +294,36 @@ void open_span_finder::find(const peg::match_result& r, std::string_view input, 
   out.owner = deepest.origin;
 }
 
-bool open_span_finder::extends(const open_span& s, std::string_view chunk) const {
+// Whether `text` (input after a scan's end that holds no delimiter start before it) holds no
+// whole delimiter; held: the longest suffix that is a proper prefix of a delimiter.
+bool open_span_finder::extends_scan(const peg::nodes::until& u, std::string_view text,
+                                    std::size_t& held) {
+  held = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (!u.first_bytes[static_cast<unsigned char>(text[i])]) continue;
+    const std::size_t rem = text.size() - i;
+    for (const auto& d : u.delimiters) {
+      const std::size_t n = std::min(rem, d.size());
+      if (std::memcmp(text.data() + i, d.data(), n) != 0) continue;
+      if (n == d.size()) return false;  // a whole delimiter: the scan ends here
+      if (held == 0) held = rem;        // the earliest partial one is the longest suffix
+    }
+  }
+  return true;
+}
+
+bool open_span_finder::extends(const open_span& s, std::string_view text, std::size_t& held) const {
+  held = 0;
   if (!s.stop || s.owner >= info_.size()) return false;
   const stop_table& stop = *s.stop;
   std::size_t i = 0;
-  while (i < chunk.size() && !stop[static_cast<unsigned char>(chunk[i])]) ++i;
-  if (i == chunk.size()) return true;
+  while (i < text.size() && !stop[static_cast<unsigned char>(text[i])]) ++i;
+  if (i == text.size()) return true;
   const body_info& b = info_[s.owner];
+  const std::string_view chunk = text;
   const auto* bytes = reinterpret_cast<const unsigned char*>(chunk.data());
-  if (b.scan) {
-    // The open scan never ends with a delimiter prefix (find() checked, and so does this), so
-    // a delimiter can only start inside the chunk.
-    for (; i < chunk.size(); ++i) {
-      if (!b.scan->first_bytes[bytes[i]]) continue;
-      const std::size_t rem = chunk.size() - i;
-      for (const auto& d : b.scan->delimiters) {
-        const std::size_t n = std::min(rem, d.size());
-        if (std::memcmp(chunk.data() + i, d.data(), n) == 0) return false;
-      }
-    }
-    return true;
-  }
-  if (b.k != body_info::kind::escaped_text || !b.run || !b.simple) return false;
+  if (b.scan) return extends_scan(*b.scan, text.substr(i), held);
+  if (b.k != body_info::kind::escaped_text || !b.run || !b.simple || s.held != 0) return false;
   while (i < chunk.size()) {
     const unsigned char c = bytes[i];
     if (c >= 0x80 || b.run->ascii[c]) {

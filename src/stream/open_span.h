@@ -25,6 +25,9 @@ struct open_span {
   std::vector<std::uint32_t> chain;   // the partial AST nodes, outermost first
   const stop_table* stop = nullptr;   // null: the state is not an open span
   peg::node_id owner = peg::no_node;  // grammar node of the deepest partial node
+  // Bytes at the end of the input after the span (an `until` scan stopped before a possible
+  // delimiter: they are a proper prefix of one); the span ends at input size - held.
+  std::size_t held = 0;
 };
 
 // Through ref / schema / gbnf / atomic wrappers to the node that matches (no_node when the
@@ -39,10 +42,12 @@ class open_span_finder {
   // Conservative: when unsure it reports none and the caller matches as usual.
   void find(const peg::match_result& r, std::string_view input, open_span& out);
 
-  // Whether appending `chunk` only extends the open span (no stop byte; or, looking closer, no
-  // delimiter and no delimiter prefix at its end for an `until`; only whole valid escapes and
-  // no closing quote for escaped text). The span stays open afterwards.
-  bool extends(const open_span& s, std::string_view chunk) const;
+  // Whether appending input only extends the open span: `text` is the input from the span's
+  // end on (the held bytes, then the new chunk). No stop byte; or, looking closer, no
+  // delimiter for an `until` — which then holds back `held` bytes at the end, the longest
+  // suffix that is a proper delimiter prefix, as the matcher does; only whole valid escapes and
+  // no closing quote for escaped text (held 0). The span stays open afterwards.
+  bool extends(const open_span& s, std::string_view text, std::size_t& held) const;
 
  private:
   // How a node's body continues while the input ends inside it (computed once per node).
@@ -65,6 +70,7 @@ class open_span_finder {
   peg::node_id unwrap(peg::node_id id) const;  // through ref / schema / gbnf / atomic
   std::uint32_t max_length(peg::node_id id, int depth) const;  // bytes; unbounded if unknown
   bool escaped_tail_is_plain(const body_info& b, std::string_view text) const;
+  static bool extends_scan(const peg::nodes::until& u, std::string_view text, std::size_t& held);
 
   const peg::grammar* g_;
   std::vector<body_info> info_;

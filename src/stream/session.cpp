@@ -499,10 +499,13 @@ struct session::state {
     if (now.size() == seen && fold_valid) return {};
     const std::size_t before = std::min(seen, now.size());
     seen = now.size();
-    bool plain_text = false;
-    if (fold_valid && span.stop && before < now.size() &&
-        extends_span(now.substr(before), plain_text)) {
-      switch (fast_feed(fold_input().substr(before), plain_text, out)) {
+    chunk_kind kind;
+    std::size_t held_after = 0;
+    if (fold_valid && span.stop && before < now.size() && last.end <= before &&
+        extends_span(now.substr(last.end), held_after, kind)) {
+      const std::size_t from = last.end, to = now.size() - held_after;
+      span.held = held_after;
+      switch (fast_feed(fold_input().substr(from, to - from), to, kind, out)) {
         case fast::done:
           return {};
         case fast::failed:
@@ -618,10 +621,18 @@ struct session::state {
                 size_of(sent.reasoning_content);
   }
 
-  // The chunk only extends the open span (open_span_finder::extends). plain_text: the chunk
-  // is whole valid UTF-8 and holds no byte that could start a held-back marker.
-  bool extends_span(std::string_view chunk, bool& plain_text) const {
-    if (!spans->extends(span, chunk)) return false;
+  // What an extension chunk holds: whole valid UTF-8 (no incomplete tail), and whether some
+  // byte may start a held-back marker or a later reading's stop (text_stop).
+  struct chunk_kind {
+    bool whole_utf8 = false;
+    bool stop = false;
+  };
+
+  // The input after the span (held bytes, then the chunk) only extends the open span
+  // (open_span_finder::extends); what it adds to the span is all but the last `held` bytes.
+  bool extends_span(std::string_view text, std::size_t& held, chunk_kind& kind) const {
+    if (!spans->extends(span, text, held)) return false;
+    const std::string_view chunk = text.substr(0, text.size() - held);
     const auto& first = text_stop;
     bool high = false, marker = false;
     for (const char ch : chunk) {
@@ -629,8 +640,46 @@ struct session::state {
       high |= b >= 0x80;
       marker |= first[b];
     }
-    plain_text = !marker &&
-                 (!high || (base::is_valid_utf8(chunk) && base::utf8_incomplete_tail(chunk) == 0));
+    kind.stop = marker;
+    kind.whole_utf8 =
+        !high || (base::is_valid_utf8(chunk) && base::utf8_incomplete_tail(chunk) == 0);
+    return true;
+  }
+
+  // Text fast path: the open span is one counted content/reasoning node and the chunk is whole
+  // UTF-8: append it to the fold and send what no marker prefix or later reading holds back
+  // (the suffix rule of diff_fold, for one text). False when the node does not qualify.
+  bool append_open_text(std::string_view chunk, chunk_kind kind, std::vector<delta>& out) {
+    const bool is_content = last.ast.nodes()[span_text].tag == peg::tag::content;
+    auto& sent_text = is_content ? sent.content : sent.reasoning_content;
+    // Held text of the other kind stays with diff_fold.
+    if (held_text != 0 && (is_content ? fold.reasoning().size() - size_of(sent.reasoning_content)
+                                      : fold.content().size() - size_of(sent.content)) != 0) {
+      return false;
+    }
+    if (!fold.append_text(last.ast, span_text, chunk)) return false;
+    if (chunk.empty()) return true;      // only held delimiter bytes came
+    if (!kind.stop && held_text == 0) {  // nothing held before, nothing to hold now
+      if (!sent_text) sent_text.emplace();
+      sent_text->append(chunk);
+      out.emplace_back();
+      (is_content ? out.back().content : out.back().reasoning_content).assign(chunk);
+      return true;
+    }
+    update_alt_hold(last.ast);
+    const std::string& text = is_content ? fold.content() : fold.reasoning();
+    const std::size_t also = alt_hold.content == is_content ? alt_hold.bytes : 0;
+    const std::size_t end =
+        text.size() - std::min(text.size(), std::max(markers->held(text), also));
+    const std::size_t from = size_of(sent_text);
+    if (end > from) {
+      if (!sent_text) sent_text.emplace();
+      out.emplace_back();
+      auto& d = is_content ? out.back().content : out.back().reasoning_content;
+      d.assign(text, from, end - from);
+      sent_text->append(d);
+    }
+    update_held();
     return true;
   }
 
@@ -639,20 +688,13 @@ struct session::state {
   // diff. The matcher is not called: its next match_growing resumes from its own caches.
   // nullopt when the fold could not take it (the caller then matches and folds anew).
   enum class fast : std::uint8_t { no, done, failed };
-  fast fast_feed(std::string_view chunk, bool plain_text, std::vector<delta>& out) {
-    const auto size = static_cast<std::uint32_t>(seen);
+  fast fast_feed(std::string_view chunk, std::size_t span_end, chunk_kind kind,
+                 std::vector<delta>& out) {
+    const auto size = static_cast<std::uint32_t>(span_end);
     auto& nodes = last.ast.mutable_nodes();
     for (const std::uint32_t i : span.chain) nodes[i].end = size;
     last.end = size;
-    // Open content/reasoning with everything sent: the chunk is the delta.
-    if (plain_text && span_text != peg::no_ast && held_text == 0 &&
-        fold.append_text(last.ast, span_text, chunk)) {
-      const bool is_content = nodes[span_text].tag == peg::tag::content;
-      auto& sent_text = is_content ? sent.content : sent.reasoning_content;
-      if (!sent_text) sent_text.emplace();
-      sent_text->append(chunk);
-      out.emplace_back();
-      (is_content ? out.back().content : out.back().reasoning_content).assign(chunk);
+    if (kind.whole_utf8 && span_text != peg::no_ast && append_open_text(chunk, kind, out)) {
       ++fast_feeds;
       return fast::done;
     }

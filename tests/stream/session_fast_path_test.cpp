@@ -1,0 +1,98 @@
+// The session's feed fast paths (no matcher run: open text extended and sent directly, held
+// marker prefixes released without a match) checked against the one-shot lenient parse: for
+// text full of marker first bytes, marker prefixes cut at every place, multi-byte UTF-8 and
+// invalid bytes, in content and reasoning, streamed in chunks of 1..9 bytes and random splits,
+// current() after every chunk equals stream::parse(prefix, partial), and the finished stream
+// equals the one-shot parse. Also: most feeds of such text take a fast path.
+#include <gtest/gtest.h>
+
+#include "chatpeg/stream/parse.h"
+#include "chatpeg/stream/session.h"
+#include "stream_checks.h"
+#include "test_grammars.h"
+
+namespace chatpeg::stream {
+namespace {
+
+using namespace chatpeg::stream::testing;
+
+struct fast_case {
+  const char* name;
+  std::function<parser(builder&)> make;
+  std::string prefix;
+  std::string output;
+};
+
+std::string busy_text() {
+  return "a < b && c <d> </e> <tool <tool_ca <function <func </think </thi <<< x \xC3\xA9 "
+         "\xE2\x82\xAC \xF0\x9F\x8C\x8D <\xC3\xA9 bad \xFF\xFE < end";
+}
+
+const std::vector<fast_case>& fast_cases() {
+  static const std::vector<fast_case> table = {
+      {"content_tag_with_json", tag_with_json, "", busy_text()},
+      {"content_then_call", tag_with_json, "",
+       busy_text() + "<function=search>{\"q\": \"<a> \\\" x\"}</function>"},
+      {"reasoning_then_content", reasoning_calls, "<think>",
+       busy_text() + "</think>" + busy_text()},
+      {"tagged_raw_string", tag_with_tagged, "",
+       "<tool_call>\n<function=search>\n<parameter=note>\n" + busy_text() +
+           "\n</parameter>\n</function>\n</tool_call>"},
+  };
+  return table;
+}
+
+class SessionFastPath : public ::testing::TestWithParam<fast_case> {};
+
+TEST_P(SessionFastPath, CurrentEqualsTheLenientParseAfterEveryChunk) {
+  const auto& c = GetParam();
+  auto p = make_prepared(c.make, c.prefix);
+  const std::string_view output = c.output;
+  std::vector<std::vector<std::size_t>> splits;
+  for (std::size_t n = 1; n <= 9; ++n) splits.push_back(fixed_chunks(output.size(), n));
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    splits.push_back(random_chunks(output.size(), seed, 12));
+  }
+  auto reference = parse(p, output);
+  ASSERT_TRUE(reference.has_value()) << reference.error().to_string();
+  for (const auto& chunks : splits) {
+    SCOPED_TRACE("chunk " + std::to_string(chunks.front()) + " of " +
+                 std::to_string(chunks.size()));
+    session s(p);
+    std::size_t at = 0;
+    for (const std::size_t n : chunks) {
+      ASSERT_TRUE(s.feed(output.substr(at, n)).has_value()) << at;
+      at += n;
+      auto lenient = parse(p, output.substr(0, at), {.partial = true});
+      ASSERT_TRUE(lenient.has_value()) << lenient.error().to_string();
+      chat::message want = *lenient;
+      if (s.current().tool_calls.size() + 1 == want.tool_calls.size()) want.tool_calls.pop_back();
+      ASSERT_EQ(message_difference(s.current(), want, /*compare_ids=*/false), "")
+          << "after " << at << " bytes";
+    }
+    auto f = s.finish();
+    ASSERT_TRUE(f.has_value()) << f.error().to_string();
+    EXPECT_EQ(message_difference(f->message, *reference, /*compare_ids=*/false), "");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Texts, SessionFastPath, ::testing::ValuesIn(fast_cases()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(SessionFastPath, MostFeedsOfTextWithMarkerBytesAreNotMatched) {
+  auto p = make_prepared(tag_with_json);
+  std::string text;
+  while (text.size() < 8000) text += "if (a < b) x = \"<p>\" + y;  // </div> <fun\n";
+  session s(p);
+  for (std::size_t at = 0; at < text.size(); at += 4) {
+    ASSERT_TRUE(s.feed(std::string_view(text).substr(at, 4)).has_value());
+  }
+  const auto st = s.stats();
+  EXPECT_EQ(s.current().content.value_or(""), text);
+  // Chunks with '<' (most of them here) stay on the fast path, also when one ends with a
+  // marker prefix ("<", "<fun").
+  EXPECT_LT(st.matched_feeds * 20, st.feeds) << st.matched_feeds << " of " << st.feeds;
+}
+
+}  // namespace
+}  // namespace chatpeg::stream
