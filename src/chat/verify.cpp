@@ -8,7 +8,7 @@
 // off the front and the end-of-turn marker off the back; what remains is what the model writes,
 // and the request's parser must match it completely, finding exactly the probe calls' names in
 // order and no content. If it does not, the analysis records why in tool_error and tool requests
-// fail with that error. Costs two prepares and two matches per template (once, at load).
+// fail with that error. Costs one prepare, three renders and two matches per template (once, at load).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -38,6 +38,14 @@ std::string excerpt(std::string_view text) {
   constexpr std::size_t kMax = 160;
   if (text.size() <= kMax) return json::quote(text);
   return json::quote(text.substr(0, kMax)) + " (" + std::to_string(text.size()) + " bytes)";
+}
+
+// The request's prompt as the template renders it (no parser built: only the prompt is needed).
+base::result<std::string> render_prompt(const chat_template& t, const request& req) {
+  auto vars = template_variables(t, req);
+  if (!vars) return vars.error();
+  (*vars)["add_generation_prompt"] = req.add_generation_prompt;
+  return t.render_request(*vars);
 }
 
 // "" when the parser reads `output` as exactly the calls named in `names`, else why not.
@@ -86,7 +94,7 @@ std::string verify_tool_syntax(const chat_template& t) {
   auto text_req =
       probe_request({{"role", "assistant"}, {"content", std::string(probe::content)}}, false);
   if (!text_req) return {};
-  auto text_turn = prepare(t, *text_req, {.build_gbnf = false});
+  auto text_turn = render_prompt(t, *text_req);
   if (!text_turn) return {};
   const probe_renderer renderer(t.program(), t.special_tokens());
   const std::vector<std::string> turn_ends = find_turn_ends(renderer, t.special_tokens());
@@ -107,18 +115,18 @@ std::string verify_tool_syntax(const chat_template& t) {
     auto full_req =
         probe_request({{"role", "assistant"}, {"content", ""}, {"tool_calls", tr.calls}}, false);
     if (!full_req) continue;
-    auto full = prepare(t, *full_req, {.build_gbnf = false});
+    auto full = render_prompt(t, *full_req);
     // The rendered turn must continue the prompt. Where the template renders history
     // differently from a fresh turn (it leaves out an empty thinking block the generation
     // prompt closes, drops earlier parts), what the model writes cannot be told from the render
     // (cutting at the common prefix misreads real templates), and there is nothing to check.
-    if (!full || !full->prompt.starts_with(gen->prompt)) continue;
-    std::string output = full->prompt.substr(gen->prompt.size());
+    if (!full || !full->starts_with(gen->prompt)) continue;
+    std::string output = full->substr(gen->prompt.size());
     const std::size_t last = output.rfind(tr.names.back());
     if (last == std::string::npos) continue;  // the template does not print the call
     const std::size_t from = last + tr.names.back().size();
     const std::size_t tail =
-        std::min(common_suffix_length(output, text_turn->prompt), output.size() - from);
+        std::min(common_suffix_length(output, *text_turn), output.size() - from);
     output = cut_turn_end(output.substr(0, output.size() - tail), from, turn_ends);
     if (auto why = check_output(*gen, output, tr.names); !why.empty()) return why;
   }
