@@ -4,9 +4,10 @@
 // revisit the current set. Finished sets keep only their items waiting on a nonterminal,
 // sorted by that nonterminal, so a completion finds its parents by binary search; items are
 // deduplicated per set with an open-addressing hash that is cleared by touched slots. Work
-// is bounded by max_items. Left-recursive repetitions (as the reader emits) keep typical
-// grammars linear in the input, and Leo's optimization does the same for right recursion
-// (which llama.cpp-style grammars and our own GBNF export use, e.g. for until automata).
+// is bounded by max_items (item additions, duplicates included). Left-recursive repetitions (as the
+// reader emits) keep typical grammars linear in the input, and Leo's optimization does the same for
+// right recursion (which llama.cpp-style grammars and our own GBNF export use, e.g. for until
+// automata).
 #include <algorithm>
 #include <cstdio>
 #include <optional>
@@ -242,11 +243,12 @@ class earley {
  private:
   static constexpr std::uint32_t no_set = 0xFFFFFFFFu;
 
+  // Every attempt counts against max_items, duplicates included: in an ambiguous grammar
+  // (nested repetitions such as `[^a]++++`) a completion revisits many parents whose items
+  // already exist, so counting only new items would not bound the work (cubic in the input).
   void add(item it) {
-    if (index_.insert(it)) {
-      work_.push_back(it);
-      ++total_;
-    }
+    ++total_;
+    if (index_.insert(it)) work_.push_back(it);
   }
   void predict(std::uint32_t nt, std::uint32_t k) {
     if (predicted_[nt] == k) return;
@@ -398,7 +400,8 @@ base::result<recognize_result> earley::run() {
       where.offset = byte;
       return base::make_error(
           base::errc::limit_exceeded,
-          "recognizer exceeded " + std::to_string(options_.max_items) + " Earley items", where);
+          "recognizer exceeded " + std::to_string(options_.max_items) + " Earley item additions",
+          where);
     }
     if (byte >= input_.size()) {
       if (accept_here_ || (options_.allow_prefix && !work_.empty())) {

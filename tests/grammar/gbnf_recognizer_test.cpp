@@ -154,6 +154,21 @@ TEST(gbnf_recognizer, max_items_is_a_limit_error) {
   EXPECT_TRUE(recognize(*g, input).has_value());
 }
 
+// Nested repetitions make a highly ambiguous grammar: a completion revisits O(n) parents whose
+// items mostly exist already. max_items counts those attempts too, so the work stays bounded
+// (fuzz finding gbnf_check: `[^\\]++++++++*****...` timed out). Here: 132,821 distinct items
+// but 2,642,570 additions; counting only distinct items, the 1,000,000 budget did not stop it.
+TEST(gbnf_recognizer, max_items_bounds_ambiguous_completions) {
+  auto g = load("root ::= [^\\\\]++++++++++");
+  const std::string input(100, 'a');
+  auto r = recognize(*g, input, {.max_items = 1000000});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, base::errc::limit_exceeded);
+  auto ok = recognize(*g, input);
+  ASSERT_TRUE(ok.has_value()) << ok.error().to_string();
+  EXPECT_TRUE(ok->accepted);
+}
+
 TEST(gbnf_recognizer, long_and_deep_inputs) {
   auto g = load(json_gbnf);
   std::string text = "\"";

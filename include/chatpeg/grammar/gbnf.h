@@ -42,8 +42,10 @@ base::result<std::shared_ptr<const gbnf_grammar>> parse_gbnf(
     std::string_view text, const gbnf_parse_options& options = {});
 
 struct recognize_options {
-  bool allow_prefix = false;           // accept input that a longer input could complete
-  std::uint64_t max_items = 50000000;  // bound on Earley items (limit_exceeded beyond)
+  bool allow_prefix = false;  // accept input that a longer input could complete
+  // Bound on the recognizer's work: Earley item additions, duplicates included
+  // (limit_exceeded beyond).
+  std::uint64_t max_items = 50000000;
 };
 
 struct recognize_result {
