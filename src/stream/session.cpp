@@ -32,6 +32,8 @@ constexpr auto kLenient = peg::match_flags::lenient | peg::match_flags::complete
 // only after nodes / kAmortizeRatio more bytes.
 constexpr std::size_t kAmortizeFromNodes = 256;
 constexpr std::size_t kAmortizeRatio = 4;
+// Fast-path bytes after which the matcher runs again anyway (state::feed).
+constexpr std::size_t kWarmBytes = 2048;
 
 // Does the grammar tag call ids anywhere? Then a call's header waits for its id.
 bool grammar_has_ids(const peg::grammar& g) {
@@ -346,6 +348,10 @@ struct session::state {
     const std::size_t n = sent_text ? sent_text->size() : 0;
     if (now.size() < n) return false;
     if (full_check && n > 0 && now.compare(0, n, *sent_text) != 0) return false;
+    if (now.size() == n) {  // nothing new (the usual case for the text not being written)
+      out.clear();
+      return true;
+    }
     std::size_t end = now.size();
     if (hold_back && markers && end > n) {
       end = std::max(n, end - std::min(end, std::max(markers->held(now), also_held)));
@@ -501,7 +507,14 @@ struct session::state {
     seen = now.size();
     chunk_kind kind;
     std::size_t held_after = 0;
-    if (fold_valid && span.stop && before < now.size() && last.end <= before &&
+    // Warm-up: after kWarmBytes on the fast path the matcher runs once (when a matched feed
+    // would not be deferred), so its scans' resume points stay near the end and the feed that
+    // finally needs it (a delimiter) costs a bounded look-back, not the whole span.
+    const std::size_t pending = now.size() - matched_size;
+    const std::size_t ast_nodes = last.ast.nodes().size();
+    const bool warm = pending >= kWarmBytes &&
+                      (ast_nodes < kAmortizeFromNodes || pending * kAmortizeRatio >= ast_nodes);
+    if (!warm && fold_valid && span.stop && before < now.size() && last.end <= before &&
         extends_span(now.substr(last.end), held_after, kind)) {
       const std::size_t from = last.end, to = now.size() - held_after;
       span.held = held_after;
