@@ -86,11 +86,24 @@ std::optional<std::int64_t> parse_py_int(std::string s, int base) {
   return v;
 }
 
+const std::string kComma = ",";
+
 std::vector<value> sorted_values(interp& in, std::vector<value> items, bool reverse,
                                  bool case_sensitive, const value& attribute) {
   std::vector<std::pair<value, std::size_t>> keyed;
   keyed.reserve(items.size());
+  // "a,b.c": Jinja's make_multi_attrgetter, the key is the list of those attributes.
+  std::vector<value> parts;
+  if (attribute.is_string() && attribute.str().find(',') != std::string::npos)
+    for (const auto& p : py_split(attribute.str(), &kComma, -1)) parts.push_back(value::string(p));
   for (std::size_t i = 0; i < items.size(); ++i) {
+    if (!parts.empty()) {
+      std::vector<value> key;
+      for (const auto& p : parts)
+        key.push_back(lower_key(attr_path(in, items[i], p), case_sensitive));
+      keyed.emplace_back(value::list(std::move(key)), i);
+      continue;
+    }
     value k = attribute.is_undefined() || attribute.is_none() ? items[i]
                                                               : attr_path(in, items[i], attribute);
     keyed.emplace_back(lower_key(k, case_sensitive), i);

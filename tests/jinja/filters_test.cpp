@@ -28,6 +28,18 @@ TEST(JinjaFilters, FloatParsesLikePython) {
   run_cases(kFloatParsing, std::size(kFloatParsing));
 }
 
+// sort(attribute='a,b'): the key is the list of those attributes (case-folded unless
+// case_sensitive), compared in order.
+const render_case kSortByAttributes[] = {
+    {R"j({% set ms = [{'role': 'user', 'n': 2}, {'role': 'system', 'n': 1}, {'role': 'user', 'n': 3}] %}{{ ms|sort(attribute='role,n') }}|{{ ms|sort(attribute='role,n', reverse=true)|map(attribute='n')|join }}|{{ ms|sort(attribute='n,role')|map(attribute='n')|join }}|{{ [{'a': 'B', 'b': 1}, {'a': 'a', 'b': 2}]|sort(attribute='a,b')|map(attribute='b')|join }}|{{ [{'a': 'B', 'b': 1}, {'a': 'a', 'b': 2}]|sort(attribute='a,b', case_sensitive=true)|map(attribute='b')|join }})j",
+     R"j([{'role': 'system', 'n': 1}, {'role': 'user', 'n': 2}, {'role': 'user', 'n': 3}]|321|123|21|12)j",
+     false},
+};
+
+TEST(JinjaFilters, SortBySeveralAttributes) {
+  run_cases(kSortByAttributes, std::size(kSortByAttributes));
+}
+
 const render_case kNameTests[] = {
     {R"j({{ 'wordwrap' is filter }}{{ 'urlize' is filter }}{{ 'nope' is filter }}{{ 1 is filter }}|{{ 'odd' is test }}{{ 'filter' is test }}{{ 'nope' is test }}{{ none is test }})j",
      R"j(TrueTrueFalseFalse|TrueTrueFalseFalse)j", false},
