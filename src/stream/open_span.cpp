@@ -217,7 +217,8 @@ open_span_finder::body_info open_span_finder::classify(peg::node_id id) {
 }
 
 // Whether the text of an escaped-text loop ends outside an escape sequence.
-bool open_span_finder::escaped_tail_is_plain(const body_info& b, std::string_view text) const {
+std::size_t open_span_finder::escaped_tail(const body_info& b, std::string_view text) const {
+  constexpr std::size_t unknown = static_cast<std::size_t>(-1);
   const std::size_t window = 2 + b.hex;  // the longest escape
   const std::size_t from = text.size() > window ? text.size() - window : 0;
   std::size_t k = text.size();
@@ -227,24 +228,30 @@ bool open_span_finder::escaped_tail_is_plain(const body_info& b, std::string_vie
       break;
     }
   }
-  if (k == text.size()) return true;  // any escape ended before the window
+  if (k == text.size()) return 0;  // any escape ended before the window
   std::size_t run = 0;
   for (std::size_t i = k + 1; i > 0 && static_cast<unsigned char>(text[i - 1]) == b.escape; --i) {
-    if (++run > 4096) return false;
+    if (++run > 4096) return unknown;
   }
-  if (run % 2 == 0) return true;  // the E at k closes an "E E" escape
+  if (run % 2 == 0) return 0;  // the E at k closes an "E E" escape
   const std::size_t rest = text.size() - k - 1;
-  if (rest == 0) return false;
+  if (rest == 0) return 1;
   if (b.unicode != 0 && static_cast<unsigned char>(text[k + 1]) == b.unicode) {
-    return rest >= 1 + b.hex;
+    if (rest >= 1 + b.hex) return 0;
+    for (std::size_t i = k + 2; i < text.size(); ++i) {
+      const auto c = static_cast<unsigned char>(text[i]);
+      if (c >= 0x80 || !b.digits || !b.digits->ascii[c]) return unknown;
+    }
+    return rest + 1;
   }
-  return true;
+  return 0;
 }
 
 void open_span_finder::find(const peg::match_result& r, std::string_view input, open_span& out) {
   out.chain.clear();
   out.stop = nullptr;
   out.held = 0;
+  out.lookback = 0;
   if (r.status != peg::match_status::need_more_input || r.end > input.size()) return;
   const auto& nodes = r.ast.nodes();
   // The span ends where the match does; bytes after it must be a held delimiter prefix.
@@ -269,7 +276,8 @@ void open_span_finder::find(const peg::match_result& r, std::string_view input, 
       if (size - deepest.start <= b.skip) return;
       break;
     case body_info::kind::escaped_text:
-      if (!escaped_tail_is_plain(b, input.substr(deepest.start, size - deepest.start))) return;
+      out.lookback = escaped_tail(b, input.substr(deepest.start, size - deepest.start));
+      if (out.lookback > size - deepest.start) return;  // unknown
       break;
     default:
       return;
@@ -312,8 +320,10 @@ bool open_span_finder::extends_scan(const peg::nodes::until& u, std::string_view
   return true;
 }
 
-bool open_span_finder::extends(const open_span& s, std::string_view text, std::size_t& held) const {
+bool open_span_finder::extends(const open_span& s, std::string_view text, std::size_t& held,
+                               std::size_t& lookback) const {
   held = 0;
+  lookback = 0;
   if (!s.stop || s.owner >= info_.size()) return false;
   const stop_table& stop = *s.stop;
   std::size_t i = 0;
@@ -330,12 +340,20 @@ bool open_span_finder::extends(const open_span& s, std::string_view text, std::s
       ++i;
       continue;
     }
-    if (c != b.escape || i + 1 >= chunk.size()) return false;  // a quote, control, cut escape
+    if (c != b.escape) return false;  // a quote, a control byte
+    if (i + 1 >= chunk.size()) {      // an escape cut by the end: the matcher takes it as is
+      lookback = chunk.size() - i;
+      return true;
+    }
     const unsigned char e = bytes[i + 1];
     if (b.unicode != 0 && e == b.unicode && b.digits) {
-      if (i + 2 + b.hex > chunk.size()) return false;
-      for (std::size_t k = i + 2; k < i + 2 + b.hex; ++k) {
+      const std::size_t end = std::min(chunk.size(), i + 2 + b.hex);
+      for (std::size_t k = i + 2; k < end; ++k) {
         if (bytes[k] >= 0x80 || !b.digits->ascii[bytes[k]]) return false;
+      }
+      if (end < i + 2 + b.hex) {  // hex digits cut by the end
+        lookback = chunk.size() - i;
+        return true;
       }
       i += 2 + b.hex;
     } else if (e < 0x80 && b.simple->ascii[e]) {

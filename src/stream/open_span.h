@@ -28,6 +28,9 @@ struct open_span {
   // Bytes at the end of the input after the span (an `until` scan stopped before a possible
   // delimiter: they are a proper prefix of one); the span ends at input size - held.
   std::size_t held = 0;
+  // Escaped text whose input ends inside an escape: its bytes (at the end of the span). The
+  // next extension is checked from the escape on.
+  std::size_t lookback = 0;
 };
 
 // Through ref / schema / gbnf / atomic wrappers to the node that matches (no_node when the
@@ -47,7 +50,10 @@ class open_span_finder {
   // delimiter for an `until` — which then holds back `held` bytes at the end, the longest
   // suffix that is a proper delimiter prefix, as the matcher does; only whole valid escapes and
   // no closing quote for escaped text (held 0). The span stays open afterwards.
-  bool extends(const open_span& s, std::string_view text, std::size_t& held) const;
+  // For escaped text, `text` starts `lookback` bytes before the span's end (an escape cut by the
+  // end of input), and the extension may end inside an escape again (its bytes: lookback).
+  bool extends(const open_span& s, std::string_view text, std::size_t& held,
+               std::size_t& lookback) const;
 
  private:
   // How a node's body continues while the input ends inside it (computed once per node).
@@ -69,7 +75,8 @@ class open_span_finder {
   body_info classify(peg::node_id id);
   peg::node_id unwrap(peg::node_id id) const;  // through ref / schema / gbnf / atomic
   std::uint32_t max_length(peg::node_id id, int depth) const;  // bytes; unbounded if unknown
-  bool escaped_tail_is_plain(const body_info& b, std::string_view text) const;
+  // Bytes of the escape the escaped text ends inside (0: none; SIZE_MAX: not a shape known).
+  std::size_t escaped_tail(const body_info& b, std::string_view text) const;
   static bool extends_scan(const peg::nodes::until& u, std::string_view text, std::size_t& held);
 
   const peg::grammar* g_;

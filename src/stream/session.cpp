@@ -514,10 +514,14 @@ struct session::state {
     const std::size_t ast_nodes = last.ast.nodes().size();
     const bool warm = pending >= kWarmBytes &&
                       (ast_nodes < kAmortizeFromNodes || pending * kAmortizeRatio >= ast_nodes);
+    std::size_t lookback = 0;
     if (!warm && fold_valid && span.stop && before < now.size() && last.end <= before &&
-        extends_span(now.substr(last.end), held_after, kind)) {
+        span.lookback <= last.end &&
+        extends_span(now.substr(last.end - span.lookback), span.lookback, held_after, lookback,
+                     kind)) {
       const std::size_t from = last.end, to = now.size() - held_after;
       span.held = held_after;
+      span.lookback = lookback;
       switch (fast_feed(fold_input().substr(from, to - from), to, kind, out)) {
         case fast::done:
           return {};
@@ -643,9 +647,11 @@ struct session::state {
 
   // The input after the span (held bytes, then the chunk) only extends the open span
   // (open_span_finder::extends); what it adds to the span is all but the last `held` bytes.
-  bool extends_span(std::string_view text, std::size_t& held, chunk_kind& kind) const {
-    if (!spans->extends(span, text, held)) return false;
-    const std::string_view chunk = text.substr(0, text.size() - held);
+  // `text` starts `back` bytes before the span's end (span.lookback).
+  bool extends_span(std::string_view text, std::size_t back, std::size_t& held,
+                    std::size_t& lookback, chunk_kind& kind) const {
+    if (!spans->extends(span, text, held, lookback)) return false;
+    const std::string_view chunk = text.substr(back, text.size() - held - back);
     const auto& first = text_stop;
     bool high = false, marker = false;
     for (const char ch : chunk) {

@@ -1,9 +1,9 @@
 // The session's feed fast paths (no matcher run: open text extended and sent directly, held
-// marker prefixes released without a match) checked against the one-shot lenient parse: for
-// text full of marker first bytes, marker prefixes cut at every place, multi-byte UTF-8 and
-// invalid bytes, in content and reasoning, streamed in chunks of 1..9 bytes and random splits,
-// current() after every chunk equals stream::parse(prefix, partial), and the finished stream
-// equals the one-shot parse. Also: most feeds of such text take a fast path.
+// marker prefixes released without a match, JSON-string escapes cut by a chunk) checked against the
+// one-shot lenient parse: for text full of marker first bytes, marker prefixes cut at every place,
+// multi-byte UTF-8 and invalid bytes, in content and reasoning, streamed in chunks of 1..9 bytes
+// and random splits, current() after every chunk equals stream::parse(prefix, partial), and the
+// finished stream equals the one-shot parse. Also: most feeds of such text take a fast path.
 #include <gtest/gtest.h>
 
 #include "chatpeg/stream/parse.h"
@@ -35,6 +35,9 @@ const std::vector<fast_case>& fast_cases() {
        busy_text() + "<function=search>{\"q\": \"<a> \\\" x\"}</function>"},
       {"reasoning_then_content", reasoning_calls, "<think>",
        busy_text() + "</think>" + busy_text()},
+      {"json_string_escapes", tag_with_json, "",
+       "<function=search>{\"q\": \"a\\\\b\\\"c\\n\\u00e9\\\\\\\\ x\\t\\u20AC <b> \xC3\xA9\\/"
+       "\\r\\n\\\"\\\\\\u00FF end\"}</function>"},
       {"tagged_raw_string", tag_with_tagged, "",
        "<tool_call>\n<function=search>\n<parameter=note>\n" + busy_text() +
            "\n</parameter>\n</function>\n</tool_call>"},
