@@ -185,17 +185,20 @@ bool limited_server::process_and_close_socket(socket_t sock) {
   counters_.connections.fetch_add(1, std::memory_order_relaxed);
   connection_counters::raise(counters_.peak_active,
                              counters_.active.fetch_add(1, std::memory_order_relaxed) + 1);
-  limited_stream strm(sock, limits_);
+  // The overflow lane only reads a request to refuse it: 1 s for its first byte and 2 s for
+  // the whole of it, so idle or trickling connections there cannot hold its few workers.
+  connection_limits limits = limits_;
+  if (short_lane) {
+    limits.keep_alive_timeout =
+        std::min(limits.keep_alive_timeout, std::chrono::milliseconds(1000));
+    limits.request_deadline = std::min(limits.request_deadline, std::chrono::milliseconds(2000));
+  }
+  limited_stream strm(sock, limits);
   current = &strm;
-  const auto first_wait =
-      short_lane ? std::min(limits_.keep_alive_timeout, std::chrono::milliseconds(1000))
-                 : limits_.keep_alive_timeout;
   std::size_t left = short_lane ? 1 : std::max<std::size_t>(1, limits_.keep_alive_max_requests);
   bool ret = false;
-  for (bool first = true; left > 0; --left, first = false) {
-    if (!strm.wait_for_request(first ? first_wait : limits_.keep_alive_timeout, svr_sock_)) {
-      break;
-    }
+  for (; left > 0; --left) {
+    if (!strm.wait_for_request(limits.keep_alive_timeout, svr_sock_)) break;
     strm.start_request();
     bool closed = false;
     bool had_head = false;
@@ -214,7 +217,7 @@ bool limited_server::process_and_close_socket(socket_t sock) {
   }
   current = nullptr;
   if (strm.cut() != cut_reason::none || strm.close_requested()) {
-    linger_close(sock, std::min(limits_.read_timeout, std::chrono::milliseconds(1000)));
+    linger_close(sock, std::min(limits.read_timeout, std::chrono::milliseconds(1000)));
   } else {
     ::shutdown(sock, SHUT_RDWR);
     ::close(sock);

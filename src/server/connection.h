@@ -93,8 +93,8 @@ class limited_stream final : public httplib::Stream {
 limited_stream* current_stream();
 
 // httplib::Server whose connections run through limited_stream. Set the limits before
-// listening. A worker thread with `short_lane` set (the overflow lane) waits at most 1 s for a
-// request and serves one request per connection.
+// listening. A worker thread marked as the short lane (the overflow lane) waits at most 1 s for
+// a request, gives it at most 2 s to arrive and serves one request per connection.
 class limited_server final : public httplib::Server {
  public:
   explicit limited_server(connection_counters& counters) : counters_(counters) {}

@@ -71,7 +71,9 @@ TEST(HostileLimits, TrickleUnderTheReadTimeoutIsCutAtTheDeadlineWhileAnotherIsSe
     std::thread other([&] {
       int status = 0;
       auto v = h.post_json("/v1/chat/completions", chat_body(), &status);
-      if (v["choices"][0]["message"]["content"] == "served") other_status = status;
+      if (v.is_object() && v["choices"][0]["message"]["content"] == "served") {
+        other_status = status;
+      }
     });
     // One byte per 700 ms: never silent for the 1 s read timeout. Without a deadline this
     // client would keep the worker for all 60 bytes (and the other client would wait).

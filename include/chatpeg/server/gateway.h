@@ -25,7 +25,8 @@ enum class log_format : std::uint8_t { text, json, none };
 // first byte to the end of its response (or of its keep-alive), so every wait is bounded by a
 // timeout and connections beyond what the workers can take are queued only up to a bound.
 // Connections accepted past that bound go to a small overflow lane that answers 503 (JSON,
-// Connection: close) instead of waiting; an idle one there is dropped after at most 1 s.
+// Connection: close) instead of waiting; an idle one there is dropped after at most 1 s, a
+// trickling one after 3 s.
 // A request whose head and body have not arrived within request_deadline is cut (408 when it
 // can still be answered) and its connection closed, however steadily the client trickles.
 struct server_options {
