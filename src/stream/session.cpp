@@ -216,6 +216,7 @@ struct session::state {
   std::size_t matched_nodes = 0;   // AST nodes handed over by all matched feeds
   std::size_t matched_size = 0;    // matcher input size at the last match
   std::size_t delta_count = 0;
+  std::vector<delta> recycled;  // argument-fragment deltas handed back by feed_into's caller
 
   std::string input;                 // parse_prefix + output received so far
   std::vector<std::int32_t> tokens;  // per output byte when the caller gives them (else empty)
@@ -430,11 +431,10 @@ struct session::state {
       }
       std::string& args = sent.tool_calls[index].arguments;
       if (c->call.arguments.size() > args.size()) {
-        delta d;
-        d.tool_calls.push_back(
-            {.index = index, .arguments = c->call.arguments.substr(args.size())});
-        args.append(d.tool_calls.back().arguments);
-        out.push_back(std::move(d));
+        tool_call_delta& t = argument_delta(out);
+        t.index = index;
+        t.arguments.assign(c->call.arguments, args.size());
+        args.append(t.arguments);
       }
     }
     // Calls that are closed and wholly sent need no more looks.
@@ -465,9 +465,32 @@ struct session::state {
     return e;
   }
 
-  // Appends the deltas to out (cleared first).
+  // A new delta at the end of out holding one argument fragment (empty). Deltas of this shape
+  // that the caller handed back (feed_into reuses its vector) are recycled with their buffers,
+  // so a streamed argument allocates nothing per feed.
+  tool_call_delta& argument_delta(std::vector<delta>& out) {
+    if (recycled.empty()) {
+      out.emplace_back();
+      return out.back().tool_calls.emplace_back();
+    }
+    out.push_back(std::move(recycled.back()));
+    recycled.pop_back();
+    tool_call_delta& t = out.back().tool_calls.front();
+    t.id.reset();
+    t.name.reset();
+    t.arguments.clear();
+    return t;
+  }
+
+  // Appends the deltas to out (cleared first; argument-fragment deltas are kept for reuse).
   base::status feed(std::string_view chunk, std::span<const std::int32_t> chunk_tokens,
                     std::vector<delta>& out) {
+    for (auto& d : out) {
+      if (d.tool_calls.size() == 1 && d.content.empty() && d.reasoning_content.empty() &&
+          recycled.size() < 16) {
+        recycled.push_back(std::move(d));
+      }
+    }
     out.clear();
     if (finished) {
       return base::make_error(base::errc::invalid_argument, "feed() after finish()");
