@@ -39,8 +39,9 @@ struct connection_counters {
   std::atomic<std::uint64_t> too_large{0};          // requests cut by a byte budget
   std::atomic<std::size_t> active{0};               // connections being processed now
   std::atomic<std::size_t> peak_active{0};
-  std::atomic<std::size_t> peak_queued{0};         // waiting for a regular worker, at most
-  std::atomic<std::size_t> peak_request_bytes{0};  // bytes read for one request, at most
+  std::atomic<std::size_t> peak_queued{0};               // waiting for a regular worker, at most
+  std::atomic<std::size_t> peak_request_bytes{0};        // bytes read for one request, at most
+  std::atomic<std::size_t> peak_stream_queued_bytes{0};  // backend text waiting for a client
 
   static void raise(std::atomic<std::size_t>& peak, std::size_t value);
 };

@@ -65,13 +65,22 @@ struct stream_job {
   std::mutex mutex;
   std::condition_variable cv;
   std::deque<backend_chunk> chunks;
+  std::size_t queued_bytes = 0;  // text in `chunks`
   bool finished = false;
   backend_outcome outcome;
   std::atomic<bool> cancel{false};
   std::thread worker;
 
+  // Backpressure: the backend reader waits while this much text is queued for a client that
+  // reads slower than the backend writes, so a stream holds at most this (plus one chunk).
+  static constexpr std::size_t max_queued_bytes = 1u << 20;
+
   void stop_worker() {
-    cancel = true;
+    {
+      std::lock_guard lock(mutex);
+      cancel = true;
+    }
+    cv.notify_all();
     if (worker.joinable()) worker.join();
   }
   ~stream_job() { stop_worker(); }
@@ -368,15 +377,20 @@ struct gateway::impl {
     job->call = std::move(call);
     job->meta = detail::new_response_meta(options.server.model_name);
     stream_job* j = job.get();
-    job->worker = std::thread([this, j] {
+    job->worker = std::thread([this, j, &peak = counters.peak_stream_queued_bytes] {
       auto outcome = backend.complete(
           j->call.params,
-          [j](backend_chunk&& c) {
+          [j, &peak](backend_chunk&& c) {
             {
-              std::lock_guard lock(j->mutex);
+              std::unique_lock lock(j->mutex);
+              j->cv.wait(lock, [j] {
+                return j->queued_bytes < stream_job::max_queued_bytes || j->cancel.load();
+              });
+              j->queued_bytes += c.text.size();
+              detail::connection_counters::raise(peak, j->queued_bytes);
               j->chunks.push_back(std::move(c));
             }
-            j->cv.notify_one();
+            j->cv.notify_all();
             return !j->cancel.load();
           },
           &j->cancel);
@@ -441,8 +455,10 @@ struct gateway::impl {
           continue;
         }
         local.swap(job.chunks);
+        job.queued_bytes = 0;
         done = job.finished;
       }
+      job.cv.notify_all();  // the backend reader may wait for room
       for (auto& c : local) {
         const auto tokens = byte_tokens(c);
         if (!write_deltas(rs->feed(c.text, tokens))) return false;
@@ -620,7 +636,8 @@ gateway_stats gateway::stats() const {
           .active_connections = c.active.load(relaxed),
           .peak_active_connections = c.peak_active.load(relaxed),
           .peak_queued_connections = c.peak_queued.load(relaxed),
-          .peak_request_bytes = c.peak_request_bytes.load(relaxed)};
+          .peak_request_bytes = c.peak_request_bytes.load(relaxed),
+          .peak_stream_queued_bytes = c.peak_stream_queued_bytes.load(relaxed)};
 }
 
 }  // namespace chatpeg::server

@@ -149,6 +149,54 @@ TEST(HostileLimits, EndlessChunkedBodiesStopAtTheBodyBudget) {
   }
 }
 
+// The connection loop keeps bytes read past one request for the next: pipelined requests on a
+// keep-alive connection are all answered, in order.
+TEST(HostileLimits, PipelinedRequestsAreAllAnswered) {
+  gateway_harness h(testing::hermes_template, backend_type::llamacpp, tight_server());
+  h.backend.reply_with(scripted_reply{.chunks = {"piped"}});
+  const std::string body = chat_body();
+  const std::string chat =
+      "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+      "Content-Type: application/json\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  raw_client c(h.gw->port());
+  ASSERT_TRUE(c.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n" + chat +
+                     "GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  const std::string answer = c.read_all();
+  std::vector<std::size_t> starts;
+  for (auto at = answer.find("HTTP/1.1 "); at != std::string::npos;
+       at = answer.find("HTTP/1.1 ", at + 1)) {
+    starts.push_back(at);
+  }
+  ASSERT_EQ(starts.size(), 3u) << answer;
+  for (std::size_t at : starts) EXPECT_EQ(answer.substr(at, 12), "HTTP/1.1 200");
+  EXPECT_LT(answer.find("\"pipeline\""), answer.find("piped"));
+  EXPECT_LT(answer.find("piped"), answer.find("\"object\":\"list\""));
+}
+
+// A client that asks for a stream and never reads it (a 4 KB receive window): the backend
+// reader waits once 1 MiB is queued for the client (backpressure bounds the memory, not
+// max_response_bytes, 1 GiB here), the stalled writes end the stream and the backend read
+// (the fixture sees its reader go away); the server keeps serving.
+TEST(HostileLimits, ClientThatStopsReadingAStreamCancelsTheBackend) {
+  gateway_harness h(testing::hermes_template, backend_type::llamacpp, tight_server(), 8,
+                    {.connect_timeout = 5s, .read_timeout = 20s, .max_response_bytes = 1u << 30});
+  const std::string event = "data: {\"content\": \"" + std::string(1024, 'y') + "\"}\n\n";
+  h.backend.reply_with(scripted_reply{.endless = event});
+  const std::string body = chat_body(R"(,"stream":true)");
+  raw_client c(h.gw->port(), 10s, 4096);
+  ASSERT_TRUE(
+      c.send("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+             "Content-Type: application/json\r\nContent-Length: " +
+             std::to_string(body.size()) + "\r\n\r\n" + body));
+  for (int i = 0; i < 3000 && h.backend.disconnects() == 0; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(h.backend.disconnects(), 1);
+  EXPECT_LE(h.gw->stats().peak_stream_queued_bytes, (1u << 20) + event.size());
+  EXPECT_TRUE(healthy(h));
+}
+
 struct backend_case {
   const char* name;
   scripted_reply reply;

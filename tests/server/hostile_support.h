@@ -24,8 +24,13 @@ inline std::string chat_body(const std::string& extra = "") {
 // A raw TCP client (what misbehaving clients are made of). recv waits at most `timeout`.
 class raw_client {
  public:
-  explicit raw_client(int port, std::chrono::seconds timeout = std::chrono::seconds(10)) {
+  // receive_buffer > 0: a small receive window (a client that reads slowly fills it soon).
+  explicit raw_client(int port, std::chrono::seconds timeout = std::chrono::seconds(10),
+                      int receive_buffer = 0) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (receive_buffer > 0) {
+      ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<std::uint16_t>(port));

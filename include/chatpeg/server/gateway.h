@@ -65,6 +65,9 @@ struct gateway_stats {
   std::size_t peak_active_connections = 0;  // at most threads + overflow_threads
   std::size_t peak_queued_connections = 0;  // at most max_queued_connections
   std::size_t peak_request_bytes = 0;       // read for one request: head + body limits at most
+  // Backend text queued for one streaming client that reads slower than the backend writes:
+  // at most 1 MiB + one backend chunk (the backend read waits beyond).
+  std::size_t peak_stream_queued_bytes = 0;
 };
 
 struct gateway_options {
