@@ -43,6 +43,24 @@ void wait_idle(const gateway_harness& h) {
   }
 }
 
+TEST(HostileLimits, CreateRejectsLimitsThatCannotWork) {
+  auto tmpl = chat::chat_template::create(testing::hermes_template, {});
+  ASSERT_TRUE(tmpl);
+  const std::vector<std::pair<const char*, server_options>> cases = {
+      {"no body", {.max_body_bytes = 0}},
+      {"tiny head", {.max_head_bytes = 100}},
+      {"no deadline", {.request_deadline = 0s}},
+      {"no read timeout", {.client_read_timeout = 0s}},
+      {"no keep-alive wait", {.keep_alive_timeout = 0s}},
+  };
+  for (const auto& [name, so] : cases) {
+    SCOPED_TRACE(name);
+    auto g = gateway::create(*tmpl, {.server = so});
+    ASSERT_FALSE(g);
+    EXPECT_EQ(g.error().code, base::errc::invalid_argument);
+  }
+}
+
 struct trickle_case {
   const char* name;
   std::string prefix;  // sent at once
