@@ -21,14 +21,7 @@
 namespace chatpeg::server {
 namespace {
 
-using testing::body_of;
-using testing::chat_body;
-using testing::gateway_harness;
-using testing::healthy;
-using testing::raw_client;
-using testing::scripted_reply;
-using testing::status_of;
-using testing::tight_server;
+using namespace testing;  // chatpeg::server::testing: harness, fixture, raw client
 
 // ---- slow and stalled clients ----
 

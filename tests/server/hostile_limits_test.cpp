@@ -19,14 +19,7 @@ namespace chatpeg::server {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::body_of;
-using testing::chat_body;
-using testing::gateway_harness;
-using testing::healthy;
-using testing::raw_client;
-using testing::scripted_reply;
-using testing::status_of;
-using testing::tight_server;
+using namespace testing;  // chatpeg::server::testing: harness, fixture, raw client
 
 // One worker, so a client holding it blocks everyone else; 1 s read timeout, 3 s deadline.
 server_options one_worker() {
