@@ -149,7 +149,7 @@ alt_readings::alt_readings(const peg::grammar& g) : body_until_(g.size(), peg::n
   }
   if (by_until_.empty()) return;
   // The text node owning each `until`: tagged/rule nodes whose body is the `until`, or a
-  // sequence ending with it.
+  // sequence holding it.
   for (peg::node_id id = 0; id < g.size(); ++id) {
     peg::node_id child = peg::no_node;
     if (const auto* t = std::get_if<peg::nodes::tagged>(&g.at(id))) child = t->child;
@@ -157,7 +157,18 @@ alt_readings::alt_readings(const peg::grammar& g) : body_until_(g.size(), peg::n
     peg::node_id body = unwrap_node(g, child);
     if (body >= g.size()) continue;
     if (const auto* s = std::get_if<peg::nodes::sequence>(&g.at(body))) {
-      body = s->children.empty() ? peg::no_node : unwrap_node(g, s->children.back());
+      // The block as text: [ws] open [ws] until close [ws] — the one `until` child with later
+      // readings is where the text can still grow.
+      body = peg::no_node;
+      for (const auto c : s->children) {
+        const peg::node_id u = unwrap_node(g, c);
+        if (u >= g.size() || !by_until_.count(u)) continue;
+        if (body != peg::no_node) {
+          body = peg::no_node;
+          break;
+        }
+        body = u;
+      }
     }
     if (body < g.size() && by_until_.count(body)) body_until_[id] = body;
   }

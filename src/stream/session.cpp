@@ -217,6 +217,13 @@ struct session::state {
   std::size_t matched_size = 0;    // matcher input size at the last match
   std::size_t delta_count = 0;
   std::vector<delta> recycled;  // argument-fragment deltas handed back by feed_into's caller
+  // Per sent call: the input offset its tool node starts at (kNoStart: not known).
+  static constexpr std::size_t kNoStart = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> sent_starts;
+  static std::size_t call_start(const peg::ast* tree, const detail::call_state& c) {
+    if (!tree || c.owner >= tree->nodes().size()) return kNoStart;
+    return tree->nodes()[c.owner].start;
+  }
 
   std::string input;                 // parse_prefix + output received so far
   std::vector<std::int32_t> tokens;  // per output byte when the caller gives them (else empty)
@@ -275,6 +282,7 @@ struct session::state {
     matched_size = 0;
     delta_count = 0;
     sent = chat::message{};
+    sent_starts.clear();
     settled = 0;
     settled_named = 0;
     held_text = 0;
@@ -363,7 +371,9 @@ struct session::state {
 
   // The deltas from `sent` to the fold; nothing is changed when it returns an error.
   // Appends to out (nothing on an error).
-  base::status diff_fold(const detail::fold& f, bool full_check, std::vector<delta>& out) {
+  // `tree`: the AST f folded (call starts tell a call read again from a different one).
+  base::status diff_fold(const detail::fold& f, bool full_check, std::vector<delta>& out,
+                         const peg::ast* tree = nullptr) {
     delta text;
     // The fold may hold text that a held-back marker prefix kept from being sent: only the
     // sent part must be a prefix.
@@ -386,6 +396,12 @@ struct session::state {
       if (k < sent.tool_calls.size()) {
         const auto& s = sent.tool_calls[k];
         if (c.call.name != s.name) return broken_call(k, unsent_from(), output().size());
+        // Re-read from scratch, call k may now be a later call (the announced one broke and
+        // became text): not a retraction of the same call but output that stopped matching.
+        if (full_check && k < sent_starts.size() && sent_starts[k] != kNoStart &&
+            call_start(tree, c) != sent_starts[k]) {
+          return broken_call(k, unsent_from(), output().size());
+        }
         if (c.call.arguments.size() < s.arguments.size() ||
             (full_check && !starts_with(c.call.arguments, s.arguments))) {
           return retraction("arguments of call " + std::to_string(k));
@@ -428,6 +444,7 @@ struct session::state {
         d.tool_calls.push_back({.index = index, .id = header.id, .name = header.name});
         out.push_back(std::move(d));
         sent.tool_calls.push_back(std::move(header));
+        sent_starts.push_back(call_start(tree, *c));
       }
       std::string& args = sent.tool_calls[index].arguments;
       if (c->call.arguments.size() > args.size()) {
@@ -595,7 +612,7 @@ struct session::state {
       full_check = true;
     }
     update_alt_hold(r.ast);
-    auto diffed = diff_fold(fold, full_check, out);
+    auto diffed = diff_fold(fold, full_check, out, &r.ast);
     if (!diffed) {
       fold_valid = false;  // the fold is ahead of (or beside) what was sent
       return diffed;
@@ -747,7 +764,7 @@ struct session::state {
       return fast::no;
     }
     update_alt_hold(last.ast);
-    auto diffed = diff_fold(fold, false, out);
+    auto diffed = diff_fold(fold, false, out, &last.ast);
     if (!diffed) {
       fold_valid = false;
       span.stop = nullptr;

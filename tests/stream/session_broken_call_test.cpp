@@ -51,5 +51,20 @@ TEST(SessionBrokenCall, AnnouncedCallThatStopsMatchingIsNoMatchAtItsStart) {
   }
 }
 
+TEST(SessionBrokenCall, ALaterCallWithTheSameNameTakingItsIndexIsNoMatchNotARetraction) {
+  // The announced call breaks; read again, a later call with the same name (and shorter
+  // arguments) becomes call 0. Fuzz finding (stream_session): was errc::internal_error.
+  auto p = make_prepared(calls_or_content);
+  session s(p);
+  auto first = s.feed("Hi <function=search>{\"q\": \"aaaa");
+  ASSERT_TRUE(first.has_value()) << first.error().to_string();
+  ASSERT_EQ(s.current().tool_calls.size(), 1u);
+  auto second = s.feed("\"x} <function=search>{\"q\": \"b\"}</function>");
+  ASSERT_FALSE(second.has_value());
+  EXPECT_EQ(second.error().code, base::errc::no_match) << second.error().to_string();
+  EXPECT_EQ(second.error().expected, "the rest of the announced call");
+  EXPECT_EQ(s.unsent_from(), 3u);
+}
+
 }  // namespace
 }  // namespace chatpeg::stream

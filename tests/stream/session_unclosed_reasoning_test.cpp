@@ -36,6 +36,20 @@ parser unclosed_reasoning_calls(builder& b) {
   return block + b.content(b.until("<tool_call>")) + b.optional(calls) + b.space() + b.end();
 }
 
+// The same block kept as text (reasoning_format none): the content node spans the markers.
+parser unclosed_block_as_content(builder& b) {
+  auto call = b.literal("<tool_call>") << json_call(b) << b.literal("</tool_call>");
+  auto calls = b.rule("tool-calls", call + b.zero_or_more(b.space() + call));
+  auto open = b.literal("<think>") + b.space();
+  auto closed =
+      b.content(b.space() + open + b.until("</think>") + b.literal("</think>") + b.space());
+  auto up_to_call =
+      b.content(b.space() + open + b.until_one_of({"</think>", "<tool_call>"})) + b.peek(calls);
+  auto to_end = b.content(b.space() + open + b.until("</think>") + b.end());
+  auto block = b.optional(b.choice({closed, up_to_call, to_end}));
+  return block + b.content(b.until("<tool_call>")) + b.optional(calls) + b.space() + b.end();
+}
+
 const chat::prepared& example_request() {
   static const chat::prepared p = [] {
     auto text = base::read_file(std::string(CHATPEG_SOURCE_DIR) + "/examples/chatml_tools.jinja");
@@ -114,6 +128,10 @@ class UnclosedReasoning : public ::testing::TestWithParam<unclosed_case> {};
 
 TEST_P(UnclosedReasoning, HandBuiltGrammarEverySplitEqualsTheOneShotParse) {
   check_every_split(make_prepared(unclosed_reasoning_calls), GetParam().output);
+}
+
+TEST_P(UnclosedReasoning, BlockAsContentEverySplitEqualsTheOneShotParse) {
+  check_every_split(make_prepared(unclosed_block_as_content), GetParam().output);
 }
 
 TEST_P(UnclosedReasoning, ExampleTemplateEverySplitEqualsTheOneShotParse) {
