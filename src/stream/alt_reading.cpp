@@ -73,7 +73,7 @@ void collect(const peg::grammar& g, peg::node_id id, peg::tag text, int depth,
 
 }  // namespace
 
-alt_readings::alt_readings(const peg::grammar& g) : body_until_(g.size(), peg::no_node) {
+alt_readings::alt_readings(const peg::grammar& g) : owner_readings_(g.size(), nullptr) {
   // Parents among the nodes reachable from the root (the builder leaves unreachable
   // intermediate sequences behind).
   std::vector<std::vector<peg::node_id>> parents(g.size());
@@ -170,14 +170,15 @@ alt_readings::alt_readings(const peg::grammar& g) : body_until_(g.size(), peg::n
         body = u;
       }
     }
-    if (body < g.size() && by_until_.count(body)) body_until_[id] = body;
+    if (body < g.size()) {
+      const auto it = by_until_.find(body);
+      if (it != by_until_.end()) owner_readings_[id] = &it->second;
+    }
   }
 }
 
 const std::vector<alt_reading>* alt_readings::for_owner(peg::node_id owner) const {
-  if (owner >= body_until_.size() || body_until_[owner] == peg::no_node) return nullptr;
-  const auto it = by_until_.find(body_until_[owner]);
-  return it == by_until_.end() ? nullptr : &it->second;
+  return owner < owner_readings_.size() ? owner_readings_[owner] : nullptr;
 }
 
 void ambiguity::clear() {
@@ -190,6 +191,7 @@ void ambiguity::clear() {
   resolved_ = false;
   text_mark_ = 0;
   checked_size_ = 0;
+  longest_ = 0;
 }
 
 // Whether the continuation matches leniently from the start of `from`, each node from where
@@ -237,16 +239,16 @@ ambiguity::hold ambiguity::update(const alt_readings& alts, const peg::grammar& 
     start_ = open->start;
     readings_ = readings;
     scanned_ = open->start;
+    for (const auto& a : *readings) {
+      for (const auto& s : a.stops) longest_ = std::max(longest_, s.size());
+    }
   }
   out.content = open->tag == peg::tag::content;
   const std::size_t text_size = out.content ? content_size : reasoning_size;
   const std::size_t end = std::min<std::size_t>(open->end, input.size());
   if (resolved_) return out;
 
-  std::size_t longest = 0;
-  for (const auto& a : *readings) {
-    for (const auto& s : a.stops) longest = std::max(longest, s.size());
-  }
+  const std::size_t longest = longest_;
   // The first occurrence of a stop in the node's text (new bytes plus a stop's length back).
   if (at_ == std::string::npos && end > scanned_) {
     const std::size_t from =
@@ -278,7 +280,11 @@ ambiguity::hold ambiguity::update(const alt_readings& alts, const peg::grammar& 
   if (at_ == std::string::npos) {
     // A stop may begin at the end of the text: hold back its partial bytes.
     if (end != input.size()) return out;
-    for (std::size_t k = std::min(longest, end - open->start); k > 0; --k) {
+    const std::size_t window = std::min(longest, end - open->start);
+    const auto& first = alts.first_bytes();
+    std::size_t k = window;
+    while (k > 0 && !first[static_cast<unsigned char>(input[end - k])]) --k;  // no stop starts
+    for (; k > 0; --k) {
       const std::string_view tail = input.substr(end - k);
       bool prefix = false;
       for (const auto& a : *readings) {

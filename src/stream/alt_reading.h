@@ -48,7 +48,9 @@ class alt_readings {
 
  private:
   std::unordered_map<peg::node_id, std::vector<alt_reading>> by_until_;
-  std::vector<peg::node_id> body_until_;  // per node: its body's `until`, or no_node
+  // Per node: the later readings of its body's `until` (null: none); stable pointers into
+  // by_until_, which is not modified after construction.
+  std::vector<const std::vector<alt_reading>*> owner_readings_;
   std::array<bool, 256> first_{};
 };
 
@@ -80,6 +82,7 @@ class ambiguity {
   bool resolved_ = false;         // the reading stopping at at_ failed: nothing held for it
   std::size_t text_mark_ = 0;     // fold-text offset of at_
   std::size_t checked_size_ = 0;  // input size at the last continuation check
+  std::size_t longest_ = 0;       // the longest stop of readings_
   std::size_t checks_ = 0;
   std::optional<peg::matcher> matcher_;
 };
