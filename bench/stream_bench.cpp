@@ -14,11 +14,14 @@
 // Qwen3-like template with a `write` tool): matching plus folding and delta diffing.
 // Baseline: BM_rematch_* re-matches the whole prefix after every chunk, which is what the
 // reference does (1.4 s Qwen3 JSON, 4.9–5.1 s Qwen3-Coder, 2.8 s content only at 64 KB).
-// Measured (Release, shared 2-core machine, 64 KB; stream_ms / parse_ms): Qwen3 JSON 4.1 /
-// 0.22, Qwen3-Coder 3.2 / 0.15, content 1.4–1.6 / 0.06, reasoning 1.7–1.8 / 0.06 — 14–30×
-// one parse, down from 8.3 / 4.8 / 2.6 / 2.6 ms (those counted ~140 ns of clock reads per
-// feed). What remains is per-feed constant work (three appends and a delta, ~900
-// instructions for 4 bytes) against a one-shot parse of ~11 instructions per byte.
+// Measured (Release, shared 2-core machine, 64 KB; stream_ms / parse_ms, this timing): Qwen3
+// JSON 4.3 / 0.23, Qwen3-Coder 3.2 / 0.15, content 1.5 / 0.056, reasoning 1.9 / 0.057 (13–33×
+// one parse); the same run of the code before (a9b30be): 12.1 / 6.3 / 1.8 / 1.7 ms. In
+// instructions (callgrind, feeds + finish vs one parse): JSON 22× → 13×, Coder 23× → 18×,
+// content 23× → 22×, reasoning 23× → 24×. What remains is per-feed constant work (three
+// appends and a delta, ~900 instructions per 4-byte feed) against ~11 instructions per byte
+// for the one-shot parse. (Earlier numbers, 8.3 / 4.8 / 2.6 / 2.6 ms, also timed every feed
+// with two clock reads of ~70 ns each.)
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
