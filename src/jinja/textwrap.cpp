@@ -6,6 +6,9 @@
 // the greedy line filling and long-word breaking follow TextWrapper._wrap_chunks step by step.
 #include "jinja/textwrap.h"
 
+#include <algorithm>
+#include <string>
+
 #include "jinja/casemap.h"
 #include "jinja/interp.h"
 #include "jinja/strutil.h"
@@ -94,6 +97,8 @@ bool all_space(const std::vector<char32_t>& t, cp_range r) {  // str.strip() == 
   return true;
 }
 
+constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
 std::size_t len(cp_range r) {
   return r.end - r.begin;
 }
@@ -138,13 +143,13 @@ wrap_status wrap_lines(const std::vector<char32_t>& text, const wrap_options& o,
         }
         std::size_t end = space_left;
         if (o.break_on_hyphens && len(chunk) > space_left) {
-          std::size_t hyphen = std::string::npos;
+          std::size_t hyphen = kNone;
           for (std::size_t k = std::min(space_left, len(chunk)); k-- > 0;)
             if (text[chunk.begin + k] == '-') {
               hyphen = k;
               break;
             }
-          if (hyphen != std::string::npos && hyphen > 0) {
+          if (hyphen != kNone && hyphen > 0) {
             bool word = false;
             for (std::size_t k = 0; k < hyphen && !word; ++k) word = text[chunk.begin + k] != '-';
             if (word) end = hyphen + 1;
