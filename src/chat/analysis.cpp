@@ -82,8 +82,7 @@ std::string cut_turn_end(const std::string& middle, std::size_t from,
 // End-of-turn markers: what follows a plain content turn, the eos token, and the usual ones.
 std::vector<std::string> find_turn_ends(const probe_renderer& r, const json::value& tokens) {
   std::vector<std::string> ends;
-  json::value turn = {{"role", "assistant"}, {"content", std::string(probe::content)}};
-  std::string m = r.assistant_middle(turn, false);
+  std::string m = r.assistant_middle(assistant_content(), false);
   std::size_t k = m.find(probe::content);
   if (k != std::string::npos) {
     std::string e = first_token(std::string_view(m).substr(k + probe::content.size()));

@@ -50,6 +50,9 @@ json::value probe_call(std::string_view fn, std::string_view id, const json::val
                        bool args_as_string);
 json::value args1();  // {arg1: val1}
 json::value args2();  // {arg1: val1, arg2: val2}
+// Assistant turns: the probe content as text; empty content with the given calls.
+json::value assistant_content();
+json::value assistant_calls(const json::value& calls);
 
 // Renders probe conversations; a template that raises yields nullopt (it lacks whatever the
 // probe exercised). Deterministic: the clock is fixed. Renders are memoized. One analysis uses

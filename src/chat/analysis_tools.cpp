@@ -79,10 +79,6 @@ std::string quoted(std::string_view s) {
   return "\"" + std::string(s) + "\"";
 }
 
-json::value assistant_calls(const json::value& calls) {
-  return {{"role", "assistant"}, {"content", ""}, {"tool_calls", calls}};
-}
-
 // Splits a repeated per-call head into call_start and name_prefix: the name prefix is what
 // follows the last closing '>' / ']' / newline ("<tool_call>\n<function=" -> "<function=").
 void split_head(const std::string& head, std::string& call_start, std::string& name_prefix) {

@@ -43,6 +43,12 @@ json::value assistant(const json::value& fields) {
 json::value probe_tools() {
   return json::value::array({tool_def(probe::fn1), tool_def(probe::fn2)});
 }
+json::value assistant_content() {
+  return {{"role", "assistant"}, {"content", str(probe::content)}};
+}
+json::value assistant_calls(const json::value& calls) {
+  return {{"role", "assistant"}, {"content", ""}, {"tool_calls", calls}};
+}
 json::value user_message() {
   return {{"role", "user"}, {"content", str(probe::user)}};
 }

@@ -8,7 +8,8 @@
 // off the front and the end-of-turn marker off the back; what remains is what the model writes,
 // and the request's parser must match it completely, finding exactly the probe calls' names in
 // order and no content. If it does not, the analysis records why in tool_error and tool requests
-// fail with that error. Costs one prepare, three renders and two matches per template (once, at load).
+// fail with that error. Costs one prepare, three renders and two matches per template (once, at
+// load).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -91,8 +92,7 @@ std::string verify_tool_syntax(const chat_template& t) {
   if (!gen || !gen->parser) return {};
   // What follows an assistant turn (the end-of-turn marker and whatever the template adds
   // after it) is what a plain content turn ends with too: the common suffix is cut off.
-  auto text_req =
-      probe_request({{"role", "assistant"}, {"content", std::string(probe::content)}}, false);
+  auto text_req = probe_request(assistant_content(), false);
   if (!text_req) return {};
   auto text_turn = render_prompt(t, *text_req);
   if (!text_turn) return {};
@@ -112,8 +112,7 @@ std::string verify_tool_syntax(const chat_template& t) {
                                           probe_call(probe::fn2, probe::id2, args2(), true)})});
   }
   for (const auto& tr : trials) {
-    auto full_req =
-        probe_request({{"role", "assistant"}, {"content", ""}, {"tool_calls", tr.calls}}, false);
+    auto full_req = probe_request(assistant_calls(tr.calls), false);
     if (!full_req) continue;
     auto full = render_prompt(t, *full_req);
     // The rendered turn must continue the prompt. Where the template renders history
