@@ -52,12 +52,7 @@ std::size_t utf8_incomplete_tail(std::string_view text) {
 }
 
 bool is_valid_utf8(std::string_view text) {
-  for (std::size_t i = 0; i < text.size();) {
-    const auto d = decode_utf8(text, i);
-    if (d.status != utf8_status::ok) return false;
-    i += d.length;
-  }
-  return true;
+  return valid_utf8_prefix(text) == text.size();
 }
 
 void append_utf8(std::string& out, char32_t cp) {
@@ -79,17 +74,43 @@ void append_utf8(std::string& out, char32_t cp) {
   }
 }
 
-std::string sanitize_utf8(std::string_view text, sanitize_options options) {
-  std::string out;
-  out.reserve(text.size());
+std::size_t valid_utf8_prefix(std::string_view text) {
+  constexpr byte_stops non_ascii{.high = true};
   std::size_t i = 0;
+  for (;;) {
+    i = find_stop(text, i, non_ascii);  // ASCII runs eight bytes at a time
+    if (i >= text.size()) return text.size();
+    // Two- and three-byte sequences inline (the usual non-ASCII text), the rest decoded.
+    const auto* u = reinterpret_cast<const unsigned char*>(text.data());
+    const unsigned char lead = u[i];
+    const std::size_t left = text.size() - i;
+    if (lead >= 0xC2 && lead <= 0xDF && left >= 2 && (u[i + 1] & 0xC0) == 0x80) {
+      i += 2;
+      continue;
+    }
+    if (lead >= 0xE1 && lead <= 0xEF && lead != 0xED && left >= 3 && (u[i + 1] & 0xC0) == 0x80 &&
+        (u[i + 2] & 0xC0) == 0x80) {
+      i += 3;
+      continue;
+    }
+    const auto d = decode_utf8(text, i);
+    if (d.status != utf8_status::ok) return i;
+    i += d.length;
+  }
+}
+
+std::string sanitize_utf8(std::string_view text, sanitize_options options) {
+  // Text is almost always valid: one validation pass and one copy. The repair loop below
+  // starts at the first invalid byte.
+  std::size_t i = valid_utf8_prefix(text);
+  std::string out;
+  if (i == text.size()) {
+    out.assign(text);
+    return out;
+  }
+  out.reserve(text.size() + 8);
+  out.append(text.data(), i);
   while (i < text.size()) {
-    // Fast path: copy an ASCII run at once.
-    std::size_t j = i;
-    while (j < text.size() && static_cast<unsigned char>(text[j]) < 0x80) ++j;
-    out.append(text.data() + i, j - i);
-    i = j;
-    if (i >= text.size()) break;
     const auto d = decode_utf8(text, i);
     if (d.status == utf8_status::ok) {
       out.append(text.data() + i, d.length);
@@ -99,6 +120,10 @@ std::string sanitize_utf8(std::string_view text, sanitize_options options) {
       append_utf8(out, 0xFFFD);
     }
     i += d.length;
+    // Copy the valid run that follows at once.
+    const std::size_t run = valid_utf8_prefix(text.substr(i));
+    out.append(text.data() + i, run);
+    i += run;
   }
   return out;
 }

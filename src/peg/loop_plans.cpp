@@ -67,6 +67,11 @@ bool escaped_text(const std::vector<node>& nodes, const nodes::repetition& rep, 
                                              (simple->ascii[b] ? loop_plan::simple : 0) |
                                              (hex->ascii[b] ? loop_plan::hex : 0));
   }
+  // Every byte >= 0x80 is plain too: the negated ASCII class holds every non-ASCII code point
+  // and U+FFFD, so a sequence — valid, invalid (its maximal subpart never swallows an ASCII
+  // byte) or cut by the end of input (the scan then ends at the end either way) — is consumed
+  // byte by byte exactly as decoding it would.
+  for (unsigned b = 128; b < 256; ++b) out.bytes[b] = loop_plan::plain;
   return true;
 }
 

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "chatpeg/base/utf8.h"
 #include "chatpeg/peg/matcher.h"
 #include "peg/matcher_state.h"
 
@@ -43,6 +44,11 @@ struct matcher::state {
   std::vector<ast_node> memo_ast;      // AST copies of memo entries evicted from `ast`
   std::vector<std::uint32_t> pending;  // memo entries whose AST lives in `ast`
   std::vector<std::uint32_t> last_child;
+
+  // Per loop plan (lazily, on the first scan): its stop bytes as a base::byte_stops when the
+  // set is small enough for the eight-bytes-at-a-time scan (plan_swar), else the table scan.
+  std::vector<base::byte_stops> plan_stops;
+  std::vector<std::uint8_t> plan_swar;
 
   bool has_fail = false;
   std::uint32_t furthest = 0;
@@ -164,13 +170,18 @@ struct matcher::state {
   // A repetition with an escaped_text loop_plan: the same result as match_repetition over its
   // choice, in one loop (plain bytes through the plan's table, escapes inline).
   step match_escaped_text(const loop_plan& plan, std::uint32_t pos);
+  void fill_plan_stops();
 
   step match_any(node_id id, std::uint32_t pos);
 
   step match_class(node_id id, const nodes::char_class& c, std::uint32_t pos);
 
   bool delimiter_at(const std::string& d, std::uint32_t p) const {
-    return d.size() <= size - p && std::memcmp(data + p, d.data(), d.size()) == 0;
+    // The first two bytes inline: most candidates of a scan fail there, without a call.
+    if (d.size() > size - p) return false;
+    if (d.empty()) return true;
+    return data[p] == d[0] && (d.size() < 2 || data[p + 1] == d[1]) &&
+           std::memcmp(data + p, d.data(), d.size()) == 0;
   }
 
   step match_until(node_id id, const nodes::until& u, std::uint32_t pos);

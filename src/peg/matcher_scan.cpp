@@ -37,6 +37,17 @@ bool class_contains(const nodes::char_class& c, char32_t cp) {
   return in != c.negated;
 }
 
+// The distinct first bytes of the delimiters when there are at most four (and no delimiter
+// is empty): then a SWAR scan finds candidates faster than a per-byte table lookup.
+bool small_first_set(const std::vector<std::string>& ds, base::byte_stops& firsts) {
+  for (const auto& d : ds) {
+    if (d.empty()) return false;
+    const auto b = static_cast<unsigned char>(d[0]);
+    if (!firsts.contains(b) && !firsts.add(b)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 step matcher::state::match_space(std::uint32_t pos) {
@@ -186,22 +197,51 @@ void matcher::state::store(node_id id, std::uint32_t pos, std::uint32_t found, m
   pending.insert(it, index);
 }
 
+// The plans' non-plain bytes as byte_stops: every byte below the first plain one plus at most
+// four others (a JSON string: the control bytes, '"' and '\\'). Bytes >= 0x80 are plain.
+void matcher::state::fill_plan_stops() {
+  const auto& plans = g->loop_plans();
+  plan_stops.assign(plans.size(), base::byte_stops{});
+  plan_swar.assign(plans.size(), 0);
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const auto plain = [&](unsigned b) { return (plans[i].bytes[b] & loop_plan::plain) != 0; };
+    base::byte_stops s;
+    unsigned b = 0;
+    while (b < 0x80 && !plain(b)) ++b;
+    s.below = static_cast<unsigned char>(b);
+    bool fits = true;
+    for (; b < 0x80 && fits; ++b) {
+      if (!plain(b)) fits = s.add(static_cast<unsigned char>(b));
+    }
+    plan_stops[i] = s;
+    plan_swar[i] = fits ? 1 : 0;
+  }
+}
+
 step matcher::state::match_escaped_text(const loop_plan& plan, std::uint32_t pos) {
   const auto* bytes = reinterpret_cast<const unsigned char*>(data);
   const std::uint8_t* table = plan.bytes;
+  const auto index = static_cast<std::size_t>(&plan - g->loop_plans().data());
+  if (plan_stops.size() != g->loop_plans().size()) fill_plan_stops();
+  const bool swar = plan_swar[index] != 0;
+  const base::byte_stops& stops = plan_stops[index];
   std::uint32_t p = pos;
   // The loop ends (success at p) where neither alternative matches; need_more_input where the
   // node-by-node match would have reached the end of input inside an alternative (lenient).
+  // Bytes >= 0x80 are plain in the table (see loop_plans.cpp): UTF-8 needs no decoding here.
+  const auto plain_at = [&](std::uint32_t k) { return (table[bytes[k]] & loop_plan::plain) != 0; };
   for (;;) {
-    while (p < size && (table[bytes[p]] & loop_plan::plain) != 0) ++p;
+    if (swar) {
+      p = static_cast<std::uint32_t>(base::find_stop(input, p, stops));
+    } else {
+      while (p + 4 <= size && plain_at(p) && plain_at(p + 1) && plain_at(p + 2) &&
+             plain_at(p + 3)) {
+        p += 4;
+      }
+      while (p < size && plain_at(p)) ++p;
+    }
     if (p >= size) break;
     const unsigned char b = bytes[p];
-    if (b >= 0x80) {  // plain: every non-ASCII code point (and U+FFFD for invalid bytes)
-      const auto d = base::decode_utf8(input, p);
-      if (d.status == base::utf8_status::incomplete && lenient) break;  // cut at the end
-      p += d.length;
-      continue;
-    }
     if (b != plan.escape) {
       touch(p + 1);
       return {match_status::success, p};
@@ -366,6 +406,16 @@ step matcher::state::match_until(node_id id, const nodes::until& u, std::uint32_
           if (delimiter_at(d, q)) return until_found(id, u, pos, found, q, d.size());
         }
         p = q + 1;
+      }
+    } else if (base::byte_stops firsts; small_first_set(ds, firsts)) {
+      // A few first bytes (e.g. "\n" and "<"): candidates found eight bytes at a time.
+      const std::string_view text(data, size);
+      for (std::size_t q = base::find_stop(text, from, firsts); q < size;
+           q = base::find_stop(text, q + 1, firsts)) {
+        const auto at = static_cast<std::uint32_t>(q);
+        for (const auto& d : ds) {
+          if (delimiter_at(d, at)) return until_found(id, u, pos, found, at, d.size());
+        }
       }
     } else {
       for (std::uint32_t q = from; q < size; ++q) {

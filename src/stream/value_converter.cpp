@@ -37,6 +37,12 @@ int hex_value(char c) {
   return c - 'A' + 10;
 }
 
+// The letter of a JSON escape that stands alone (\" \\ \/ \b \f \n \r \t).
+bool is_json_simple_escape(char c) {
+  return c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' ||
+         c == 't';
+}
+
 // Appends a code point inside a JSON string: escaped when JSON requires it.
 void append_string_cp(std::string& out, char32_t cp) {
   if (cp == '"') {
@@ -58,6 +64,41 @@ void append_string_byte(std::string& out, char c) {
   json::append_escaped(out, std::string_view(&c, 1));
 }
 
+// Bytes that end a plain run inside a quoted string: what JSON escapes (control bytes, '"',
+// '\\') and, in a Python '...' string, its quote.
+constexpr base::byte_stops kDoubleQuoted{.below = 0x20, .count = 2, .bytes = {'"', '\\'}};
+constexpr base::byte_stops kSingleQuoted{.below = 0x20, .count = 3, .bytes = {'"', '\\', '\''}};
+
+// The length of the escape at text[p] (a backslash) when step() would copy it unchanged: a
+// JSON simple escape, or a \uXXXX that is no high surrogate (those wait for their pair);
+// 0 otherwise, or when the escape is cut by the end of text.
+std::size_t verbatim_escape_length(std::string_view text, std::size_t p) {
+  if (p + 1 >= text.size()) return 0;
+  if (is_json_simple_escape(text[p + 1])) return 2;
+  if (text[p + 1] != 'u') return 0;
+  if (p + 6 > text.size()) return 0;
+  unsigned cp = 0;
+  for (std::size_t k = p + 2; k < p + 6; ++k) {
+    if (!is_hex(text[k])) return 0;
+    cp = cp * 16 + static_cast<unsigned>(hex_value(text[k]));
+  }
+  return cp >= 0xD800 && cp <= 0xDBFF ? 0 : 6;
+}
+
+// End of the run from text[i] that a quoted string copies verbatim: plain bytes (UTF-8
+// passes through) and verbatim escapes.
+std::size_t verbatim_string_run(std::string_view text, std::size_t i, char quote) {
+  const base::byte_stops& stops = quote == '\'' ? kSingleQuoted : kDoubleQuoted;
+  std::size_t p = i;
+  for (;;) {
+    p = base::find_stop(text, p, stops);
+    if (p >= text.size() || text[p] != '\\') return p;
+    const std::size_t len = verbatim_escape_length(text, p);
+    if (len == 0) return p;
+    p += len;
+  }
+}
+
 // Gemma 4's string quote (opens and closes; nothing inside is an escape).
 constexpr std::string_view gemma_quote = "<|\"|>";
 
@@ -72,22 +113,32 @@ constexpr literal_word literal_words[] = {
 }  // namespace
 
 void value_converter::feed(std::string_view text, std::string& out) {
+  if (out.capacity() - out.size() < text.size()) out.reserve(out.size() + text.size());
   for (std::size_t i = 0; i < text.size();) {
     if (failed_) return;
-    // Fast path: inside a plain string, a run of bytes that need no escaping and cannot end
-    // the string is copied at once (a 64 KB argument is mostly such a run).
-    if (state_ == state::string && high_surrogate_.empty() && (quote_ == '"' || quote_ == '\'')) {
-      std::size_t j = i;
-      while (j < text.size()) {
-        const auto b = static_cast<unsigned char>(text[j]);
-        if (b < 0x20 || b == '"' || b == '\\' || b == static_cast<unsigned char>(quote_)) break;
-        ++j;
+    // Fast paths (a 64 KB argument is mostly one of these): inside a quoted string, a run of
+    // plain bytes and escapes whose output is their input is copied at once; raw text takes
+    // the rest of the feed; a Gemma string runs to the next '<'.
+    if (state_ == state::string && high_surrogate_.empty()) {
+      if (quote_ == '"' || quote_ == '\'') {
+        const std::size_t j = verbatim_string_run(text, i, quote_);
+        if (j > i) {
+          out.append(text.data() + i, j - i);
+          i = j;
+          continue;
+        }
+      } else if (quote_held_ == 0) {
+        std::size_t j = text.find(gemma_quote[0], i);
+        if (j == std::string_view::npos) j = text.size();
+        if (j > i) {
+          json::append_escaped(out, text.substr(i, j - i));
+          i = j;
+          continue;
+        }
       }
-      if (j > i) {
-        out.append(text, i, j - i);
-        i = j;
-        continue;
-      }
+    } else if (state_ == state::raw) {
+      json::append_escaped(out, text.substr(i));
+      return;
     }
     step(text[i], out);
     ++i;
@@ -222,19 +273,13 @@ void value_converter::flush_high_surrogate(std::string& out) {
 bool value_converter::escape_step(char c, std::string& out) {
   if (word_.empty()) {
     if (c != 'u') flush_high_surrogate(out);
+    if (is_json_simple_escape(c)) {  // kept as it is
+      out += '\\';
+      out += c;
+      state_ = state::string;
+      return true;
+    }
     switch (c) {
-      case '"':
-      case '\\':
-      case '/':
-      case 'b':
-      case 'f':
-      case 'n':
-      case 'r':
-      case 't':
-        out += '\\';
-        out += c;
-        state_ = state::string;
-        return true;
       case '\'':
         out += '\'';
         state_ = state::string;

@@ -3,8 +3,51 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <random>
+
 namespace chatpeg::json {
 namespace {
+
+// Reference for append_escaped's bulk-run fast path: one byte at a time.
+std::string reference_escape(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    switch (b) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      default:
+        if (b < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", b);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
 
 TEST(Json, ParseKeepsKeyOrder) {
   auto v = parse(R"({"b":1,"a":2})");
@@ -48,6 +91,29 @@ TEST(Json, AppendEscapedRoundTripsEveryByte) {
     auto v = parse("\"" + out.substr(6) + "\"");
     ASSERT_TRUE(v.has_value()) << out;
     EXPECT_EQ(v->get<std::string>(), text);
+  }
+}
+
+// The eight-bytes-at-a-time run scan against the byte loop: random texts of runs of every
+// length (crossing the 8-byte boundaries) and bytes to escape, UTF-8 and invalid bytes.
+TEST(Json, AppendEscapedMatchesByteLoop) {
+  std::mt19937 rng(21);
+  const char specials[] = {'"',    '\\',   '\n',   '\r',   '\t',   '\b',   '\f',
+                           '\x00', '\x01', '\x1F', '\x7F', '\x80', '\xC3', '\xA9',
+                           '\xFF', '/',    ' ',    '!',    '#',    ']'};
+  for (int i = 0; i < 5000; ++i) {
+    std::string text;
+    const std::size_t pieces = rng() % 8;
+    for (std::size_t k = 0; k < pieces; ++k) {
+      const std::size_t run = rng() % 20;
+      for (std::size_t j = 0; j < run; ++j) text += static_cast<char>('a' + rng() % 26);
+      const std::size_t n = rng() % 3;
+      for (std::size_t j = 0; j < n; ++j) text += specials[rng() % sizeof specials];
+    }
+    std::string out = i % 2 ? "kept" : "";
+    const std::string before = out;
+    append_escaped(out, text);
+    ASSERT_EQ(out, before + reference_escape(text)) << text;
   }
 }
 

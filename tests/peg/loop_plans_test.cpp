@@ -155,6 +155,13 @@ TEST(LoopPlans, SameResultsAsNodeByNode) {
                      "\xFF", "\n",         "\x01",    "1",       "\\/",
                      "u",    "\\\xC3\xA9", "\\u0\xC3"},
               1);
+  // Long plain runs (the unrolled scan crosses its 4-byte steps) between invalid and cut
+  // sequences, which the plan's table takes as plain bytes.
+  expect_same(
+      json,
+      {"\"", "abcdefghijklmnop", "abcdefghi", "abc", "\x80", "\xE0\x80", "\xED\xA0", "\xF4\x90",
+       "\xC0\xAF", "\xE2\x82", "\\n", "\\u00e9", "\xC3\xA9xyz12345", "\n", "\\"},
+      3);
   expect_same(build(percent_string),
               {"'", "a", "%", "%n", "%q", "%%", "%x", "%x1", "%x12", "%xa", "\xC3\xA9", "\xE2\x82",
                "\t", "\\", "x", "12"},

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 
 #include "chatpeg/base/utf8.h"
@@ -254,6 +255,83 @@ TEST(ValueConverter, HoldsBackWordsAndCommas) {
   conv.feed("]", out);
   EXPECT_EQ(out, "[true]");
   EXPECT_TRUE(conv.complete());
+}
+
+// The bulk fast paths of feed() (verbatim string runs with their escapes, raw text, Gemma
+// strings) against the byte-by-byte state machine: a feed of one byte never holds a whole
+// escape or more than one byte of a run, so it takes step() for everything the fast paths
+// batch. Random values from pieces (escapes of every kind, surrogate halves, cut and invalid
+// escapes, UTF-8, control bytes, quotes of the other kind, runs crossing 8-byte boundaries),
+// fed whole, byte by byte and split at a random point; finish() and close() must agree too.
+std::string converted(std::string_view text, const std::vector<std::size_t>& cuts, bool close) {
+  value_converter conv;
+  std::string out;
+  std::size_t from = 0;
+  for (const std::size_t cut : cuts) {
+    conv.feed(text.substr(from, cut - from), out);
+    from = cut;
+  }
+  conv.feed(text.substr(from), out);
+  if (close) {
+    conv.close(out);
+  } else {
+    conv.finish(out);
+  }
+  return out + (conv.failed() ? " [failed]" : "") + (conv.complete() ? " [complete]" : "");
+}
+
+TEST(ValueConverter, FastPathsMatchByteByByte) {
+  static const std::vector<std::string> pieces = {"abc",
+                                                  "defghijklmnopqrstu",
+                                                  "\\\"",
+                                                  "\\\\",
+                                                  "\\/",
+                                                  "\\n",
+                                                  "\\t",
+                                                  "\\b\\f\\r",
+                                                  "\\u00e9",
+                                                  "\\u00E9",
+                                                  "\\uD83D",
+                                                  "\\uDE00",
+                                                  "\\uD83D\\uDE00",
+                                                  "\\uZZ",
+                                                  "\\u12",
+                                                  "\\x41",
+                                                  "\\101",
+                                                  "\\7",
+                                                  "\\'",
+                                                  "\\q",
+                                                  "\\U0001F600",
+                                                  "\\\n",
+                                                  "'",
+                                                  "\"",
+                                                  "\xC3\xA9",
+                                                  "\xF0\x9F\x98\x80",
+                                                  "\t",
+                                                  "\x01",
+                                                  "\n",
+                                                  "<|\"|>",
+                                                  "<",
+                                                  "<|",
+                                                  " ",
+                                                  "\\",
+                                                  "\\u"};
+  static const std::vector<std::string> openers = {
+      "\"", "'", "{\"k\": \"", "['", "<|\"|>", "{k:<|\"|>", "raw ", "[\"a\", '"};
+  std::mt19937 rng(31);
+  for (int i = 0; i < 4000; ++i) {
+    std::string text = openers[rng() % openers.size()];
+    const std::size_t n = rng() % 14;
+    for (std::size_t k = 0; k < n; ++k) text += pieces[rng() % pieces.size()];
+    std::vector<std::size_t> bytes;
+    for (std::size_t k = 1; k < text.size(); ++k) bytes.push_back(k);
+    const std::size_t split = rng() % (text.size() + 1);
+    for (const bool close : {false, true}) {
+      const std::string slow = converted(text, bytes, close);
+      ASSERT_EQ(converted(text, {}, close), slow) << text << " close " << close;
+      ASSERT_EQ(converted(text, {split}, close), slow) << text << " split " << split;
+    }
+  }
 }
 
 }  // namespace

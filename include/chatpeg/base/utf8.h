@@ -1,10 +1,14 @@
 // UTF-8 helpers: strict decoding (no overlongs, surrogates or > U+10FFFF), detection of an
-// incomplete trailing sequence (held back while streaming), and sanitizing (each maximal
-// invalid subpart becomes U+FFFD, as Python's errors="replace" does).
+// incomplete trailing sequence (held back while streaming), sanitizing (each maximal
+// invalid subpart becomes U+FFFD, as Python's errors="replace" does), and a word-at-a-time
+// scan for the next byte of a small set (the bulk-run primitive of the hot text loops).
 #pragma once
 
+#include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -13,9 +17,9 @@ namespace chatpeg::base {
 enum class utf8_status : std::uint8_t { ok, incomplete, invalid };
 
 struct utf8_decoded {
-  char32_t code_point = 0;    // U+FFFD unless status == ok
-  std::uint8_t length = 0;    // bytes consumed (ok), bytes present (incomplete), or the
-                              // maximal invalid subpart (invalid, at least 1)
+  char32_t code_point = 0;  // U+FFFD unless status == ok
+  std::uint8_t length = 0;  // bytes consumed (ok), bytes present (incomplete), or the
+                            // maximal invalid subpart (invalid, at least 1)
   utf8_status status = utf8_status::invalid;
 };
 
@@ -37,6 +41,75 @@ struct sanitize_options {
 // Valid UTF-8 copy of text: invalid subparts → U+FFFD; an incomplete tail is held back
 // when asked, else replaced.
 std::string sanitize_utf8(std::string_view text, sanitize_options options = {});
+
+// Length of the longest prefix of text that is valid UTF-8 (text.size() when all of it is).
+std::size_t valid_utf8_prefix(std::string_view text);
+
+// Bytes that end a run of plain text: every byte below `below` (at most 0x80; 0 for none),
+// every byte >= 0x80 when `high`, and the first `count` entries of `bytes`. Small enough to
+// test eight bytes at once (SWAR); built once by the caller, outside its loop.
+struct byte_stops {
+  unsigned char below = 0;
+  bool high = false;
+  std::uint8_t count = 0;
+  std::array<unsigned char, 4> bytes = {};
+
+  // Adds one byte; false when the set is full.
+  constexpr bool add(unsigned char b) {
+    if (count == bytes.size()) return false;
+    bytes[count++] = b;
+    return true;
+  }
+  constexpr bool contains(unsigned char b) const {
+    if (b < below || (high && b >= 0x80)) return true;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (bytes[i] == b) return true;
+    }
+    return false;
+  }
+};
+
+namespace detail {
+
+// Per-byte marks (0x80 in the byte's lane) of the stops in the 8 bytes of x, little-endian
+// lane order. Only the lowest mark is exact (borrows can mark lanes above a true one), which
+// is all find_stop uses.
+inline std::uint64_t stop_lanes(std::uint64_t x, const byte_stops& s) {
+  constexpr std::uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+  const auto equal = [&](unsigned char b) {
+    const std::uint64_t y = x ^ (ones * b);
+    return (y - ones) & ~y & highs;
+  };
+  std::uint64_t m = s.high ? x & highs : 0;
+  if (s.below != 0) m |= (x - ones * s.below) & ~x & highs;
+  // Unrolled: no loop counter per word (count is fixed for the whole scan).
+  if (s.count > 0) m |= equal(s.bytes[0]);
+  if (s.count > 1) m |= equal(s.bytes[1]);
+  if (s.count > 2) m |= equal(s.bytes[2]);
+  if (s.count > 3) m |= equal(s.bytes[3]);
+  return m;
+}
+
+}  // namespace detail
+
+// First position >= pos whose byte is in `stops`, or text.size(). Eight bytes per step.
+inline std::size_t find_stop(std::string_view text, std::size_t pos, const byte_stops& stops) {
+  const char* const data = text.data();
+  const std::size_t n = text.size();
+  std::size_t p = pos;
+  if constexpr (std::endian::native == std::endian::little) {
+    while (p + 8 <= n) {
+      std::uint64_t x;
+      std::memcpy(&x, data + p, 8);
+      if (const std::uint64_t m = detail::stop_lanes(x, stops); m != 0) {
+        return p + static_cast<std::size_t>(std::countr_zero(m)) / 8;
+      }
+      p += 8;
+    }
+  }
+  while (p < n && !stops.contains(static_cast<unsigned char>(data[p]))) ++p;
+  return p;
+}
 
 // Byte length of the UTF-8 sequence that a lead byte announces (1..4), 0 for a byte that
 // cannot start a sequence.
