@@ -137,6 +137,9 @@ alt_readings::alt_readings(const peg::grammar& g) : owner_readings_(g.size(), nu
               if (std::find(mine.begin(), mine.end(), d) == mine.end() && !d.empty()) {
                 a.stops.push_back(d);
                 first_[static_cast<unsigned char>(d[0])] = true;
+                if (std::find(stops_.begin(), stops_.end(), d) == stops_.end()) {
+                  stops_.push_back(d);
+                }
               }
             }
             if (a.stops.empty()) continue;

@@ -41,6 +41,8 @@ class alt_readings {
   bool empty() const { return by_until_.empty(); }
   // First bytes of every stop (a chunk without them cannot start an occurrence).
   const std::array<bool, 256>& first_bytes() const { return first_; }
+  // Every stop of every reading (once each).
+  const std::vector<std::string>& all_stops() const { return stops_; }
 
   // The later readings of the text node `owner` (a tagged/rule grammar node whose body is an
   // `until`, possibly after a fixed prefix), or null.
@@ -52,6 +54,7 @@ class alt_readings {
   // by_until_, which is not modified after construction.
   std::vector<const std::vector<alt_reading>*> owner_readings_;
   std::array<bool, 256> first_{};
+  std::vector<std::string> stops_;
 };
 
 // Per-session tracking of the open text node's ambiguity.

@@ -252,6 +252,7 @@ void open_span_finder::find(const peg::match_result& r, std::string_view input, 
   out.stop = nullptr;
   out.held = 0;
   out.lookback = 0;
+  out.scan = nullptr;
   if (r.status != peg::match_status::need_more_input || r.end > input.size()) return;
   const auto& nodes = r.ast.nodes();
   // The span ends where the match does; bytes after it must be a held delimiter prefix.
@@ -300,6 +301,7 @@ void open_span_finder::find(const peg::match_result& r, std::string_view input, 
   std::reverse(out.chain.begin(), out.chain.end());
   out.stop = &tables_[b.table];
   out.owner = deepest.origin;
+  out.scan = b.scan;
 }
 
 // Whether `text` (input after a scan's end that holds no delimiter start before it) holds no

@@ -31,6 +31,8 @@ struct open_span {
   // Escaped text whose input ends inside an escape: its bytes (at the end of the span). The
   // next extension is checked from the escape on.
   std::size_t lookback = 0;
+  // The `until` scan the span is (null: the span is escaped text, e.g. a JSON string).
+  const peg::nodes::until* scan = nullptr;
 };
 
 // Through ref / schema / gbnf / atomic wrappers to the node that matches (no_node when the

@@ -14,13 +14,12 @@
 
 #include <algorithm>
 #include <array>
-#include <random>
-#include <type_traits>
-#include <unordered_set>
 
 #include "chatpeg/base/utf8.h"
 #include "stream/alt_reading.h"
 #include "stream/fold.h"
+#include "stream/lean_feed.h"
+#include "stream/markers.h"
 #include "stream/open_span.h"
 #include "stream/parse_internal.h"
 
@@ -44,76 +43,6 @@ bool grammar_has_ids(const peg::grammar& g) {
   }
   return false;
 }
-
-// Proper prefixes of the literals that can lie inside a reasoning/content node's span: when
-// the input ends inside such a literal (a marker the parser has not decided yet) the partial
-// literal is part of the text node's span, so the text that may be the start of a marker is
-// held back. (Text ended by `until` needs nothing: until stops before a partial delimiter.)
-// Hashes a std::string and a std::string_view alike, so lookups need no temporary string.
-struct text_hash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-
-struct marker_prefixes {
-  std::unordered_set<std::string, text_hash, std::equal_to<>> prefixes;
-  std::size_t longest = 0;
-  std::array<bool, 256> first{};  // first bytes of the prefixes
-
-  explicit marker_prefixes(const peg::grammar& g) {
-    std::vector<std::uint8_t> seen(g.size(), 0);
-    std::vector<peg::node_id> todo;
-    for (peg::node_id id = 0; id < g.size(); ++id) {
-      const auto* t = std::get_if<peg::nodes::tagged>(&g.at(id));
-      if (t && (t->tag == peg::tag::content || t->tag == peg::tag::reasoning)) todo.push_back(id);
-    }
-    while (!todo.empty()) {  // iterative walk: grammars may be deep and cyclic
-      const peg::node_id id = todo.back();
-      todo.pop_back();
-      if (id >= g.size() || seen[id]) continue;
-      seen[id] = 1;
-      std::visit(
-          [&](const auto& n) {
-            using T = std::decay_t<decltype(n)>;
-            if constexpr (std::is_same_v<T, peg::nodes::literal>) {
-              if (n.text.size() < 2) return;
-              for (std::size_t k = 1; k < n.text.size(); ++k) prefixes.insert(n.text.substr(0, k));
-              first[static_cast<unsigned char>(n.text[0])] = true;
-              longest = std::max(longest, n.text.size() - 1);
-            } else if constexpr (std::is_same_v<T, peg::nodes::sequence> ||
-                                 std::is_same_v<T, peg::nodes::choice>) {
-              todo.insert(todo.end(), n.children.begin(), n.children.end());
-            } else if constexpr (std::is_same_v<T, peg::nodes::ref>) {
-              todo.push_back(n.target);
-            } else if constexpr (std::is_same_v<T, peg::nodes::repetition> ||
-                                 std::is_same_v<T, peg::nodes::atomic> ||
-                                 std::is_same_v<T, peg::nodes::tagged> ||
-                                 std::is_same_v<T, peg::nodes::rule> ||
-                                 std::is_same_v<T, peg::nodes::schema> ||
-                                 std::is_same_v<T, peg::nodes::gbnf>) {
-              todo.push_back(n.child);
-            }
-            // peek / negate consume nothing: a partial literal below them ends no span.
-          },
-          g.at(id));
-    }
-  }
-
-  // Bytes at the end of text to hold back.
-  std::size_t held(std::string_view text) const {
-    // Most tails hold no byte that can start a marker: no lookups then.
-    const std::size_t window = std::min(longest, text.size());
-    bool any = false;
-    for (std::size_t i = text.size() - window; i < text.size() && !any; ++i) {
-      any = first[static_cast<unsigned char>(text[i])];
-    }
-    if (!any) return 0;
-    for (std::size_t k = std::min(longest, text.size()); k > 0; --k) {
-      if (prefixes.find(text.substr(text.size() - k)) != prefixes.end()) return k;
-    }
-    return 0;
-  }
-};
 
 // Length of an optional text without copying it (value_or("") would copy).
 std::size_t size_of(const std::optional<std::string>& text) {
@@ -145,54 +74,11 @@ base::error broken_call(std::size_t k, std::size_t from, std::size_t by) {
 
 }  // namespace
 
-std::string generate_call_id() {
-  static constexpr char alphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::string id = "call_";
-  for (int i = 0; i < 24; ++i) id += alphabet[rng() % (sizeof(alphabet) - 1)];
-  return id;
-}
-
-json::value delta::to_json() const {
-  json::value out = json::value::object();
-  if (!reasoning_content.empty()) out["reasoning_content"] = reasoning_content;
-  if (!content.empty()) out["content"] = content;
-  if (!tool_calls.empty()) {
-    json::value calls = json::value::array();
-    for (const auto& c : tool_calls) {
-      json::value call = json::value::object();
-      call["index"] = c.index;
-      if (c.id) call["id"] = *c.id;
-      if (c.id || c.name) call["type"] = "function";
-      json::value fn = json::value::object();
-      if (c.name) fn["name"] = *c.name;
-      fn["arguments"] = c.arguments;
-      call["function"] = std::move(fn);
-      calls.push_back(std::move(call));
-    }
-    out["tool_calls"] = std::move(calls);
-  }
-  return out;
-}
-
-std::string_view finish_reason_name(finish_reason r) {
-  switch (r) {
-    case finish_reason::stop:
-      return "stop";
-    case finish_reason::length:
-      return "length";
-    case finish_reason::tool_calls:
-      return "tool_calls";
-  }
-  return "stop";
-}
-
 struct session::state {
   const chat::prepared* prepared = nullptr;
   session_options options;
   std::optional<peg::matcher> matcher;  // one per session: match_growing reuses its work
-  std::optional<marker_prefixes> markers;
+  std::optional<detail::marker_prefixes> markers;
   std::optional<detail::open_span_finder> spans;
   // Open text that a later reading of the grammar may still read as something else (a call
   // after a reasoning block the model has not closed): held back while that is possible.
@@ -217,6 +103,27 @@ struct session::state {
   std::size_t matched_size = 0;    // matcher input size at the last match
   std::size_t delta_count = 0;
   std::vector<delta> recycled;  // argument-fragment deltas handed back by feed_into's caller
+
+  // feed_view (lean_feed.h). Lean feeds deliver input[lean_mark, lean_sent) (transformed for
+  // raw_args) that the fold and `sent` do not have yet; catch_up() gives it to them.
+  bool views_used = false;  // feed_view was called: arm the lean feed when it applies
+  detail::lean_scanner lean;
+  std::size_t lean_call = 0;   // json_args / raw_args: the OpenAI call index
+  std::size_t lean_mark = 0;   // input offset: bytes delivered by lean feeds from here
+  std::size_t lean_sent = 0;   // input offset: delivered up to here
+  std::size_t lean_feeds = 0;  // lean feeds since the last catch-up
+  std::size_t lean_total = 0;
+  bool lean_saw_check = false;  // since the last catch-up: a byte that may start a marker
+  bool lean_saw_high = false;   // since the last catch-up: a byte of a multi-byte sequence
+  std::optional<base::error> lean_error;  // a catch-up from a const query failed
+  delta_view lean_view;
+  tool_call_delta_view lean_call_view;
+  std::string lean_escaped;  // raw_args: the view's bytes, escaped
+  std::string lean_expect;
+  std::vector<delta> catch_up_out;
+  std::vector<delta> view_out;  // feed_view's deltas when it takes the usual path
+  std::vector<delta_view> views;
+  std::vector<tool_call_delta_view> call_views;
   // Per sent call: the input offset its tool node starts at (kNoStart: not known).
   static constexpr std::size_t kNoStart = static_cast<std::size_t>(-1);
   std::vector<std::size_t> sent_starts;
@@ -225,7 +132,7 @@ struct session::state {
     return tree->nodes()[c.owner].start;
   }
 
-  std::string input;                 // parse_prefix + output received so far
+  detail::byte_buffer input;         // parse_prefix + output received so far
   std::vector<std::int32_t> tokens;  // per output byte when the caller gives them (else empty)
   bool tokens_given = false;
 
@@ -260,6 +167,10 @@ struct session::state {
   std::string_view output() const { return std::string_view(input).substr(prefix_size()); }
 
   void reset() {
+    lean.disarm();
+    lean_feeds = 0;
+    lean_total = 0;
+    lean_error.reset();
     input.assign(prepared->parse_prefix);
     tokens.clear();
     tokens_given = false;
@@ -502,6 +413,11 @@ struct session::state {
   // Appends the deltas to out (cleared first; argument-fragment deltas are kept for reuse).
   base::status feed(std::string_view chunk, std::span<const std::int32_t> chunk_tokens,
                     std::vector<delta>& out) {
+    if (auto caught = catch_up(); !caught) {
+      out.clear();
+      return caught;
+    }
+    lean.disarm();
     for (auto& d : out) {
       if (d.tool_calls.size() == 1 && d.content.empty() && d.reasoning_content.empty() &&
           recycled.size() < 16) {
@@ -529,7 +445,7 @@ struct session::state {
     }
     if (!token_mode && !chunk_tokens.empty() && !specials.empty() && matcher) {
       token_mode = true;  // from here on: bytes before follow the text rule
-      shadow = input;
+      shadow.assign(input.view());
       scan_from = decided = output().size();
     }
     input.append(chunk);
@@ -564,6 +480,7 @@ struct session::state {
       span.lookback = lookback;
       switch (fast_feed(fold_input().substr(from, to - from), to, kind, out)) {
         case fast::done:
+          try_arm(from, to, out);
           return {};
         case fast::failed:
           return std::move(*fast_error);
@@ -776,6 +693,175 @@ struct session::state {
     return fast::done;
   }
 
+  // feed_view's lean path (lean_feed.h): the chunk extends the armed span with bytes that
+  // change nothing but the text; appends it and sets lean_view. False: take the usual path.
+  bool lean_feed(std::string_view chunk, std::size_t& views_out) {
+    const std::size_t old = input.size();
+    if (old + chunk.size() - matched_size >= kWarmBytes) return false;  // time to match again
+    const std::uint8_t any = lean.classes(chunk);
+    input.append(chunk);
+    std::size_t to = input.size();
+    bool escaped = false;
+    if (any != 0 || lean_sent != old) {
+      to = lean.scan(input, lean_sent, old, any, escaped);
+      if (to == std::string_view::npos) {
+        input.shrink(old);
+        return false;
+      }
+    }
+    ++lean_feeds;
+    lean_saw_check |= (any & detail::lean_scanner::kCheck) != 0;
+    lean_saw_high |= (any & detail::lean_scanner::kHigh) != 0;
+    views_out = 0;
+    if (to == lean_sent) return true;  // only part of a UTF-8 sequence came
+    std::string_view bytes = std::string_view(input).substr(lean_sent, to - lean_sent);
+    lean_sent = to;
+    views_out = 1;
+    switch (lean.kind()) {
+      case detail::lean_kind::content:
+        lean_view.content = bytes;
+        return true;
+      case detail::lean_kind::reasoning:
+        lean_view.reasoning_content = bytes;
+        return true;
+      case detail::lean_kind::raw_args:
+        if (escaped) {
+          lean_escaped.clear();
+          json::append_escaped(lean_escaped, bytes);
+          bytes = lean_escaped;
+        }
+        [[fallthrough]];
+      default:
+        lean_call_view.arguments = bytes;
+        return true;
+    }
+  }
+
+  // After a fast-path feed that sent exactly its chunk as the open span's text: arm the lean
+  // feed for the span (feed_view only).
+  void try_arm(std::size_t from, std::size_t to, const std::vector<delta>& out) {
+    if (!views_used || token_mode || tokens_given || !span.stop || span.held != 0 ||
+        span.lookback != 0 || held_text != 0 || last.end != input.size() || out.size() != 1 ||
+        to != input.size()) {
+      return;
+    }
+    const std::string_view chunk = std::string_view(input).substr(from, to - from);
+    const delta& d = out.front();
+    detail::lean_kind k = detail::lean_kind::off;
+    if (span_text != peg::no_ast) {
+      const bool is_content = last.ast.nodes()[span_text].tag == peg::tag::content;
+      if (span.scan && d.tool_calls.empty() &&
+          (is_content ? d.content == chunk && d.reasoning_content.empty()
+                      : d.reasoning_content == chunk && d.content.empty())) {
+        k = is_content ? detail::lean_kind::content : detail::lean_kind::reasoning;
+      }
+    } else if (d.content.empty() && d.reasoning_content.empty() && d.tool_calls.size() == 1) {
+      const tool_call_delta& t = d.tool_calls.front();
+      if (t.id || t.name || t.index + 1 != sent.tool_calls.size() || t.arguments != chunk) return;
+      peg::tag deepest = peg::tag::none;
+      for (const std::uint32_t i : span.chain) {
+        if (last.ast.nodes()[i].tag != peg::tag::none) deepest = last.ast.nodes()[i].tag;
+      }
+      if (deepest == peg::tag::tool_arg_string_value) {
+        k = detail::lean_kind::raw_args;
+      } else if ((deepest == peg::tag::tool_args || deepest == peg::tag::tool_arg_value) &&
+                 !span.scan) {
+        k = detail::lean_kind::json_args;
+      }
+      lean_call = t.index;
+    }
+    if (k == detail::lean_kind::off) return;
+    static const std::vector<std::string> none;
+    lean.arm(k, span, text_stop, markers->literals(), alts ? alts->all_stops() : none);
+    lean_view = delta_view{};
+    if (k == detail::lean_kind::json_args || k == detail::lean_kind::raw_args) {
+      lean_call_view = tool_call_delta_view{.index = lean_call};
+      lean_view.tool_calls = std::span<const tool_call_delta_view>(&lean_call_view, 1);
+    }
+    lean_mark = lean_sent = input.size();
+    lean_saw_check = lean_saw_high = false;
+  }
+
+  base::error lean_broken(std::string what) {
+    fold_valid = false;
+    span.stop = nullptr;
+    lean.disarm();
+    return base::make_error(base::errc::internal_error, "lean feed: " + std::move(what) +
+                                                            " (catching up at byte " +
+                                                            std::to_string(output().size()) + ")");
+  }
+
+  // Gives the fold and `sent` what the lean feeds delivered: the usual fast path, once, over
+  // every byte they appended; it must send exactly what they returned.
+  base::status catch_up() {
+    if (lean_error) return *lean_error;
+    if (lean_feeds == 0) return {};
+    const std::size_t feeds = lean_feeds;
+    lean_feeds = 0;
+    lean_total += feeds;
+    // The lean feeds checked what extends_span() would: no delimiter, no cut escape; the
+    // matcher holds a delimiter prefix at the end.
+    const std::string_view now = match_input();
+    if (!span.stop || last.end > now.size()) return lean_broken("no open span");
+    const std::size_t held_after = lean.until_held(now, last.end);
+    const std::size_t to = now.size() - held_after;
+    const std::string_view bytes = fold_input().substr(last.end, to - last.end);
+    chunk_kind kind;
+    kind.stop = lean_saw_check || span.held != 0 || held_text != 0;  // held bytes came back
+    kind.whole_utf8 =
+        !lean_saw_high || (base::is_valid_utf8(bytes) && base::utf8_incomplete_tail(bytes) == 0);
+    lean_saw_check = lean_saw_high = false;
+    span.held = held_after;
+    span.lookback = 0;
+    seen = now.size();
+    catch_up_out.clear();
+    switch (fast_feed(bytes, to, kind, catch_up_out)) {
+      case fast::done:
+        break;
+      case fast::failed:
+        lean.disarm();
+        return std::move(*fast_error);
+      case fast::no:
+        return lean_broken("the fold did not take the bytes");
+    }
+    fast_feeds += feeds - 1;
+    const std::string_view raw = std::string_view(input).substr(lean_mark, lean_sent - lean_mark);
+    std::string_view expected = raw;
+    if (lean.kind() == detail::lean_kind::raw_args) {
+      lean_expect.clear();
+      json::append_escaped(lean_expect, raw);
+      expected = lean_expect;
+    }
+    lean_mark = lean_sent;
+    if (expected.empty() ? !catch_up_out.empty()
+                         : !detail::lean_delta_is(catch_up_out, lean.kind(), lean_call, expected)) {
+      return lean_broken("the usual path sends other deltas");
+    }
+    return {};
+  }
+
+  // For const queries: catch up, keeping a failure for the next feed or finish.
+  void sync() {
+    if (lean_feeds == 0) return;
+    if (auto caught = catch_up(); !caught) lean_error = std::move(caught).error();
+  }
+
+  // feed_view when the lean feed does not apply (out of line: the lean feed is the hot path).
+  [[gnu::noinline]] base::result<std::span<const delta_view>> feed_view_usual(
+      std::string_view chunk, std::span<const std::int32_t> chunk_tokens) {
+    views_used = true;
+    auto fed = feed(chunk, chunk_tokens, view_out);
+    delta_count += view_out.size();
+    if (!fed) return std::move(fed).error();
+    return make_views();
+  }
+
+  // feed_view after the usual path: views of view_out.
+  std::span<const delta_view> make_views() {
+    detail::views_of(view_out, views, call_views);
+    return views;
+  }
+
   // The output offset from which the output is not (wholly) in what was sent: the start of
   // the first call of the last good match that is not closed and wholly sent, else the end of
   // the matched part minus text held back (a marker prefix). Approximate where text was
@@ -815,6 +901,8 @@ struct session::state {
 
   base::result<finish_result> finish(const finish_options& options_in) {
     if (finished) return base::make_error(base::errc::invalid_argument, "finish() called twice");
+    if (auto caught = catch_up(); !caught) return std::move(caught).error();
+    lean.disarm();
     finish_result out;
     chat::message final_message;
     bool truncated = false;
@@ -822,7 +910,8 @@ struct session::state {
       final_message.content = base::sanitize_utf8(output());
     } else {
       if (token_mode) decide_markers(true);
-      auto parsed = detail::parse_input(*prepared, *matcher, token_mode ? shadow : input,
+      auto parsed = detail::parse_input(*prepared, *matcher,
+                                        token_mode ? std::string_view(shadow) : input.view(),
                                         {.allow_truncated = options_in.hit_token_limit},
                                         /*growing=*/true, input);
       reset_growing();
@@ -897,7 +986,7 @@ session::session(const chat::prepared& p, session_options options)
     state_->spans.emplace(*p.parser);
     state_->alts.emplace(*p.parser);
     for (std::size_t b = 0; b < 256; ++b) {
-      state_->text_stop[b] = state_->markers->first[b] || state_->alts->first_bytes()[b];
+      state_->text_stop[b] = state_->markers->first()[b] || state_->alts->first_bytes()[b];
     }
     state_->set_specials(*p.parser);
     state_->ids_expected = grammar_has_ids(*p.parser);
@@ -925,15 +1014,30 @@ base::status session::feed_into(std::vector<delta>& out, std::string_view chunk,
   return fed;
 }
 
+base::result<std::span<const delta_view>> session::feed_view(std::string_view chunk,
+                                                             std::span<const std::int32_t> tokens) {
+  state& st = *state_;
+  if (st.lean.kind() != detail::lean_kind::off && tokens.empty() && !chunk.empty()) {
+    std::size_t n = 0;
+    if (st.lean_feed(chunk, n)) {
+      st.delta_count += n;
+      return std::span<const delta_view>(&st.lean_view, n);
+    }
+  }
+  return st.feed_view_usual(chunk, tokens);
+}
+
 base::result<finish_result> session::finish(const finish_options& options) {
   return state_->finish(options);
 }
 
 const chat::message& session::current() const {
+  state_->sync();
   return state_->sent;
 }
 
 std::size_t session::unsent_from() const {
+  state_->sync();
   return state_->unsent_from();
 }
 
@@ -942,8 +1046,10 @@ std::size_t session::received() const {
 }
 
 session_stats session::stats() const {
+  state_->sync();
   const state& st = *state_;
   session_stats out;
+  out.lean_feeds = st.lean_total;
   out.feeds = st.fast_feeds + st.matched_feeds + st.deferred_feeds;
   out.matched_feeds = st.matched_feeds;
   out.matched_ast_nodes = st.matched_nodes;

@@ -142,17 +142,93 @@ class delta_checker {
   stream_outcome& out_;
 };
 
-// Feeds output in the given chunks, then finishes (unless do_finish is false).
+// "" when two delta lists are equal field by field (ids: only whether there is one; two
+// sessions generate different ids), else the first difference.
+inline std::string delta_difference(const std::vector<delta>& a, const std::vector<delta>& b) {
+  if (a.size() != b.size()) {
+    return std::to_string(a.size()) + " deltas vs " + std::to_string(b.size());
+  }
+  auto shown = [](delta d) {
+    for (auto& t : d.tool_calls) {
+      if (t.id) t.id = "id";
+    }
+    return json::dump(d.to_json());
+  };
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (shown(a[i]) != shown(b[i])) {
+      return "delta " + std::to_string(i) + ": " + shown(a[i]) + " vs " + shown(b[i]);
+    }
+  }
+  return "";
+}
+
+// A second session fed the same chunks through feed_view, whose deltas must be feed()'s. Its
+// message is looked at only every few chunks, so lean feeds run long between catch-ups.
+class view_twin {
+ public:
+  // The twin generates its own ids (the caller's generator may count the calls).
+  view_twin(const chat::prepared& p, session_options options)
+      : s_(p, {.special_tokens = std::move(options.special_tokens)}) {}
+
+  // After the feed() session took the same chunk (ok: it succeeded) with deltas `want`.
+  void feed(std::string_view chunk, bool ok, const std::vector<delta>& want,
+            const chat::message& current, std::vector<std::string>& violations) {
+    if (broken_) return;
+    ++feeds_;
+    auto r = s_.feed_view(chunk);
+    if (r.has_value() != ok) {
+      violations.push_back("feed_view " + std::string(r ? "succeeded" : "failed: ") +
+                           (r ? "" : r.error().to_string()) + " where feed() did not");
+      broken_ = true;
+      return;
+    }
+    if (!r) {
+      broken_ = true;
+      return;
+    }
+    std::vector<delta> got;
+    for (const auto& v : *r) got.push_back(v.to_delta());
+    if (auto diff = delta_difference(got, want); !diff.empty()) {
+      violations.push_back("feed_view after " + std::to_string(s_.received()) + " bytes: " + diff);
+      broken_ = true;
+      return;
+    }
+    if (feeds_ % 13 == 0) compare(current, violations);
+  }
+
+  void compare(const chat::message& current, std::vector<std::string>& violations) {
+    if (broken_) return;
+    if (auto diff = message_difference(s_.current(), current, false); !diff.empty()) {
+      violations.push_back("feed_view session's current() after " + std::to_string(s_.received()) +
+                           " bytes: " + diff);
+      broken_ = true;
+    }
+  }
+
+  session& get() { return s_; }
+  bool broken() const { return broken_; }
+
+ private:
+  session s_;
+  std::size_t feeds_ = 0;
+  bool broken_ = false;
+};
+
+// Feeds output in the given chunks, then finishes (unless do_finish is false). A twin session
+// fed through feed_view must return the same deltas and reach the same message.
 inline stream_outcome run_stream(const chat::prepared& p, std::string_view output,
                                  const std::vector<std::size_t>& chunks,
                                  const finish_options& finish = {}, bool do_finish = true,
                                  session_options options = {}) {
   stream_outcome out;
   delta_checker check(out);
+  view_twin twin(p, options);
   session s(p, std::move(options));
   std::size_t at = 0;
   for (const std::size_t n : chunks) {
     auto r = s.feed(output.substr(at, n));
+    twin.feed(output.substr(at, n), r.has_value(), r ? *r : std::vector<delta>{}, s.current(),
+              out.violations);
     at += n;
     if (!r) {
       out.error = std::move(r).error();
@@ -166,12 +242,26 @@ inline stream_outcome run_stream(const chat::prepared& p, std::string_view outpu
   }
   if (at < output.size()) out.violations.push_back("chunks do not cover the output");
   if (s.received() != at) out.violations.push_back("received() is not the bytes fed");
+  twin.compare(s.current(), out.violations);
   if (!do_finish) {
     out.ok = true;
     out.final_message = s.current();
     return out;
   }
   auto f = s.finish(finish);
+  if (!twin.broken()) {
+    auto g = twin.get().finish(finish);
+    if (g.has_value() != f.has_value()) {
+      out.violations.push_back("finish after feed_view differs in success");
+    } else if (g && f) {
+      if (auto diff = delta_difference(g->deltas, f->deltas); !diff.empty()) {
+        out.violations.push_back("finish after feed_view: " + diff);
+      }
+      if (auto diff = message_difference(g->message, f->message, false); !diff.empty()) {
+        out.violations.push_back("final message after feed_view: " + diff);
+      }
+    }
+  }
   if (!f) {
     out.error = std::move(f).error();
     out.error_in_finish = true;

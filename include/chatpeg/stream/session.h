@@ -57,6 +57,25 @@ struct delta {
   json::value to_json() const;
 };
 
+// A delta as views into session-owned buffers (session::feed_view): the same fields as delta,
+// valid until the next feed, feed_view, finish or reset of the session that returned it.
+struct tool_call_delta_view {
+  std::size_t index = 0;
+  std::optional<std::string_view> id;    // set in the header only
+  std::optional<std::string_view> name;  // set in the header only
+  std::string_view arguments;            // "" in the header
+};
+
+struct delta_view {
+  std::string_view content;
+  std::string_view reasoning_content;
+  std::span<const tool_call_delta_view> tool_calls;
+
+  bool empty() const { return content.empty() && reasoning_content.empty() && tool_calls.empty(); }
+  json::value to_json() const;  // the same object as delta::to_json
+  delta to_delta() const;       // an owning copy
+};
+
 enum class finish_reason : std::uint8_t { stop, length, tool_calls };
 std::string_view finish_reason_name(finish_reason r);  // "stop", "length", "tool_calls"
 
@@ -87,7 +106,10 @@ struct session_stats {
   std::size_t matched_feeds = 0;  // of those, feeds that ran the matcher; the others only
                                   // extended the open text span (content, reasoning, a string
                                   // argument) the previous match ended in
-  std::size_t deltas = 0;         // deltas returned by feed() so far
+  // Of the feeds that did not match, feed_view() calls that only appended the chunk and
+  // returned a view of it (the message caught up later in one piece).
+  std::size_t lean_feeds = 0;
+  std::size_t deltas = 0;  // deltas returned by feed() so far
   // Bytes the session holds for the response (output buffer, folded text and arguments,
   // the sent message, the last AST), not counting the matcher's memo.
   std::size_t retained_bytes = 0;
@@ -123,6 +145,15 @@ class session {
   // across feeds, a feed that extends open text allocates nothing.
   base::status feed_into(std::vector<delta>& out, std::string_view chunk,
                          std::span<const std::int32_t> tokens = {});
+
+  // feed() without copies: the deltas as views into the session's buffers, valid until the
+  // next feed / feed_into / feed_view / finish / reset (current() and the other queries keep
+  // them valid). The same deltas as feed() for the same chunks. While the output extends an
+  // open text span (content, reasoning, a string argument) with plain bytes, a feed only
+  // appends the chunk to the output buffer and returns a view of it: the message (current())
+  // is brought up to date when it is asked for or when a feed needs the parser.
+  base::result<std::span<const delta_view>> feed_view(std::string_view chunk,
+                                                      std::span<const std::int32_t> tokens = {});
 
   // The output is complete: final parse, last deltas, final message, finish reason.
   base::result<finish_result> finish(const finish_options& options = {});

@@ -1,0 +1,87 @@
+// The OpenAI delta types of stream::session (session.h): their JSON form (one template for the
+// owning delta and the view, so both serialize alike), finish reason names and call ids.
+#include <random>
+
+#include "chatpeg/stream/session.h"
+
+namespace chatpeg::stream {
+namespace {
+
+template <typename Text>
+std::string_view text_of(const Text& t) {
+  return std::string_view(t);
+}
+
+// {"reasoning_content", "content", "tool_calls": [{"index", "id", "type", "function": {"name",
+// "arguments"}}]} with only the fields present; D is delta or delta_view.
+template <typename D>
+json::value delta_json(const D& d) {
+  json::value out = json::value::object();
+  if (!d.reasoning_content.empty()) out["reasoning_content"] = text_of(d.reasoning_content);
+  if (!d.content.empty()) out["content"] = text_of(d.content);
+  if (!d.tool_calls.empty()) {
+    json::value calls = json::value::array();
+    for (const auto& c : d.tool_calls) {
+      json::value call = json::value::object();
+      call["index"] = c.index;
+      if (c.id) call["id"] = text_of(*c.id);
+      if (c.id || c.name) call["type"] = "function";
+      json::value fn = json::value::object();
+      if (c.name) fn["name"] = text_of(*c.name);
+      fn["arguments"] = text_of(c.arguments);
+      call["function"] = std::move(fn);
+      calls.push_back(std::move(call));
+    }
+    out["tool_calls"] = std::move(calls);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string generate_call_id() {
+  static constexpr char alphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string id = "call_";
+  for (int i = 0; i < 24; ++i) id += alphabet[rng() % (sizeof(alphabet) - 1)];
+  return id;
+}
+
+json::value delta::to_json() const {
+  return delta_json(*this);
+}
+
+json::value delta_view::to_json() const {
+  return delta_json(*this);
+}
+
+delta delta_view::to_delta() const {
+  delta out;
+  out.content.assign(content);
+  out.reasoning_content.assign(reasoning_content);
+  out.tool_calls.reserve(tool_calls.size());
+  for (const auto& c : tool_calls) {
+    tool_call_delta t;
+    t.index = c.index;
+    if (c.id) t.id.emplace(*c.id);
+    if (c.name) t.name.emplace(*c.name);
+    t.arguments.assign(c.arguments);
+    out.tool_calls.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::string_view finish_reason_name(finish_reason r) {
+  switch (r) {
+    case finish_reason::stop:
+      return "stop";
+    case finish_reason::length:
+      return "length";
+    case finish_reason::tool_calls:
+      return "tool_calls";
+  }
+  return "stop";
+}
+
+}  // namespace chatpeg::stream

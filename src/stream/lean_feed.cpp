@@ -1,0 +1,173 @@
+// lean_scanner (lean_feed.h): the byte table of an open span for the lean feed, and the
+// closer look at a chunk holding bytes that are not plain: a delimiter, marker or stop that
+// starts in the new bytes (even cut by the end) sends the chunk to the usual path, as do an
+// escape the converter might not copy as is and UTF-8 that is not valid; an incomplete UTF-8
+// tail is held, as the fold holds it.
+#include "stream/lean_feed.h"
+
+#include <cstring>
+
+#include "chatpeg/base/utf8.h"
+#include "chatpeg/json/json.h"
+
+namespace chatpeg::stream::detail {
+namespace {
+
+// Whether json::append_escaped changes the byte.
+bool needs_escape(unsigned char b) {
+  std::string out;
+  const char c = static_cast<char>(b);
+  json::append_escaped(out, std::string_view(&c, 1));
+  return out.size() != 1 || out[0] != c;
+}
+
+bool simple_escape(unsigned char c) {
+  return c == '"' || c == '\\' || c == 'n' || c == 't' || c == 'r';
+}
+
+}  // namespace
+
+void lean_scanner::arm(lean_kind k, const open_span& span, const std::array<bool, 256>& text_stop,
+                       const std::vector<std::string>& markers,
+                       const std::vector<std::string>& stops) {
+  kind_ = k;
+  if (k == built_kind_ && span.stop == built_stop_ && span.scan == built_scan_) return;
+  built_kind_ = k;
+  built_stop_ = span.stop;
+  built_scan_ = span.scan;
+  strings_.clear();
+  const stop_table& stop = *span.stop;
+  const bool text = k == lean_kind::content || k == lean_kind::reasoning;
+  for (std::size_t b = 0; b < 256; ++b) {
+    const auto c = static_cast<unsigned char>(b);
+    std::uint8_t cls = 0;
+    if (b >= 0x80) {
+      cls = kHigh;
+    } else if (text) {
+      if (stop[b] || text_stop[b]) cls = kCheck;
+    } else if (k == lean_kind::json_args) {
+      if (c == '\\') {
+        cls = kEscape;
+      } else if (stop[b] || c == '\'' || c == '<') {
+        cls = kReject;  // a quote, a control byte; a Python or Gemma quote
+      }
+    } else {  // raw_args
+      if (needs_escape(c)) cls |= kEscape;
+      if (stop[b]) cls |= span.scan ? kCheck : kReject;
+    }
+    if (b >= 0x80 && k == lean_kind::raw_args && needs_escape(c)) cls |= kEscape;
+    table_[b] = cls;
+  }
+  if (span.scan) {
+    for (const auto& d : span.scan->delimiters) strings_.push_back(d);
+  }
+  if (text) {
+    for (const auto& m : markers) strings_.push_back(m);
+  }
+  holdable_ = strings_.size();
+  if (text) {
+    for (const auto& s : stops) strings_.push_back(s);
+  }
+}
+
+std::size_t lean_scanner::until_held(std::string_view input, std::size_t from) const {
+  if (!built_scan_) return 0;
+  const auto& u = *built_scan_;
+  for (std::size_t i = from; i < input.size(); ++i) {
+    if (!u.first_bytes[static_cast<unsigned char>(input[i])]) continue;
+    const std::size_t rest = input.size() - i;
+    for (const auto& d : u.delimiters) {
+      if (rest < d.size() && input.compare(i, rest, d, 0, rest) == 0) return rest;
+    }
+  }
+  return 0;
+}
+
+std::size_t lean_scanner::scan(std::string_view input, std::size_t sent, std::size_t chunk_at,
+                               std::uint8_t any, bool& escaped) const {
+  constexpr std::size_t no = std::string_view::npos;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(input.data());
+  const std::size_t end = input.size();
+  escaped = false;
+  if (kind_ == lean_kind::json_args && (any & (kEscape | kReject)) != 0) {
+    for (std::size_t i = chunk_at; i < end; ++i) {
+      const std::uint8_t cls = table_[bytes[i]];
+      if (cls & kReject) return no;
+      if (cls & kEscape) {  // a whole simple escape, copied as is
+        if (i + 1 >= end || !simple_escape(bytes[i + 1])) return no;
+        ++i;
+      }
+    }
+  } else if (any & kReject) {
+    return no;
+  }
+  // Held bytes are looked at again with the new ones: a text that starts there and is cut by
+  // the end stays held (the earliest such start: the longest held suffix); one that is whole
+  // ends the span or is a marker: the usual path.
+  std::size_t hold_from = end;
+  bool checked = false;
+  if ((any & kCheck) != 0 || sent < chunk_at) {
+    for (std::size_t i = sent; i < end; ++i) {
+      if (!(table_[bytes[i]] & kCheck)) continue;
+      checked = true;
+      const std::size_t rest = end - i;
+      for (std::size_t k = 0; k < strings_.size(); ++k) {
+        const std::string_view s = strings_[k];
+        const std::size_t n = std::min(rest, s.size());
+        if (n == 0 || std::memcmp(bytes + i, s.data(), n) != 0) continue;
+        if (n == s.size() || k >= holdable_) return no;
+        hold_from = std::min(hold_from, i);
+      }
+    }
+  }
+  escaped = kind_ == lean_kind::raw_args && ((any & kEscape) != 0 || sent < chunk_at);
+  std::size_t to = hold_from;
+  if ((any & kHigh) != 0 || sent < chunk_at) {
+    const std::size_t tail = base::utf8_incomplete_tail(input.substr(sent, end - sent));
+    // The fold holds an incomplete tail first and looks for marker prefixes before it.
+    if (tail != 0 && checked) return no;
+    to = std::min(to, end - tail);
+    if (!base::is_valid_utf8(input.substr(sent, to - sent))) return no;
+  }
+  return to;
+}
+
+bool lean_delta_is(const std::vector<delta>& out, lean_kind kind, std::size_t call,
+                   std::string_view expected) {
+  if (out.size() != 1) return false;
+  const delta& d = out.front();
+  switch (kind) {
+    case lean_kind::content:
+      return d.content == expected && d.reasoning_content.empty() && d.tool_calls.empty();
+    case lean_kind::reasoning:
+      return d.reasoning_content == expected && d.content.empty() && d.tool_calls.empty();
+    default:
+      return d.content.empty() && d.reasoning_content.empty() && d.tool_calls.size() == 1 &&
+             d.tool_calls[0].index == call && !d.tool_calls[0].id && !d.tool_calls[0].name &&
+             d.tool_calls[0].arguments == expected;
+  }
+}
+
+void views_of(const std::vector<delta>& deltas, std::vector<delta_view>& views,
+              std::vector<tool_call_delta_view>& calls) {
+  views.clear();
+  calls.clear();
+  for (const auto& d : deltas) {
+    for (const auto& t : d.tool_calls) {
+      tool_call_delta_view v{.index = t.index, .arguments = t.arguments};
+      if (t.id) v.id = *t.id;
+      if (t.name) v.name = *t.name;
+      calls.push_back(v);
+    }
+  }
+  std::size_t k = 0;  // calls is complete: spans into it stay valid
+  for (const auto& d : deltas) {
+    views.push_back({.content = d.content,
+                     .reasoning_content = d.reasoning_content,
+                     .tool_calls = std::span<const tool_call_delta_view>(calls.data() + k,
+                                                                         d.tool_calls.size())});
+    k += d.tool_calls.size();
+  }
+}
+
+}  // namespace chatpeg::stream::detail

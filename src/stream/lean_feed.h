@@ -1,0 +1,131 @@
+// The lean feed of stream::session::feed_view (issue #5): while the output extends an open
+// text span — content, reasoning, a JSON-string argument, a raw tagged argument — with bytes
+// that cannot end or change it, a feed appends the chunk to the output buffer and returns a
+// view of the bytes it adds to the message, nothing else: no matcher, no fold, no copy into
+// the sent message. The session catches up (one pass of its usual fast path over all the
+// bytes appended so) when the message is asked for or a feed needs the parser, and checks that
+// the usual path sends exactly what the lean feeds returned.
+//
+// This decides, per chunk, whether it qualifies and which bytes it delivers. One 256-entry
+// table per open span (built when the session arms the lean feed) classifies bytes; a chunk of
+// plain bytes (the common case) is decided by the table alone. Internal to the stream module.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chatpeg/stream/session.h"
+#include "stream/open_span.h"
+
+namespace chatpeg::stream::detail {
+
+// What the open span adds to the message, and how its bytes become delta text.
+enum class lean_kind : std::uint8_t {
+  off,
+  content,    // text as is (an `until` scan)
+  reasoning,  // text as is (an `until` scan)
+  json_args,  // a JSON string inside arguments converted as JSON: plain bytes and simple
+              // escapes are copied as is
+  raw_args,   // raw text of a string argument: JSON-escaped
+};
+
+// The session's output buffer: appending a few bytes is a bounds check and a short copy.
+class byte_buffer {
+ public:
+  std::size_t size() const { return size_; }
+  const char* data() const { return bytes_.data(); }
+  std::string_view view() const { return std::string_view(bytes_.data(), size_); }
+  operator std::string_view() const { return view(); }  // NOLINT: used as text everywhere
+  void assign(std::string_view text) {
+    size_ = 0;
+    append(text);
+  }
+  [[gnu::always_inline]] void append(std::string_view text) {
+    if (size_ + text.size() > bytes_.size()) grow(size_ + text.size());
+    char* to = bytes_.data() + size_;
+    if (text.size() >= 4 && text.size() <= 8) {  // two overlapping 4-byte copies
+      std::memcpy(to, text.data(), 4);
+      std::memcpy(to + text.size() - 4, text.data() + text.size() - 4, 4);
+    } else if (text.size() < 4) {
+      for (std::size_t i = 0; i < text.size(); ++i) to[i] = text[i];
+    } else {
+      text.copy(to, text.size());
+    }
+    size_ += text.size();
+  }
+  void shrink(std::size_t n) { size_ = n < size_ ? n : size_; }
+
+ private:
+  void grow(std::size_t need) { bytes_.resize(std::max(need, 2 * bytes_.size() + 64)); }
+  std::string bytes_;  // capacity: its size
+  std::size_t size_ = 0;
+};
+
+class lean_scanner {
+ public:
+  // Byte classes (bits of table()).
+  static constexpr std::uint8_t kCheck = 1;   // may start a delimiter, marker or stop
+  static constexpr std::uint8_t kHigh = 2;    // part of a multi-byte UTF-8 sequence
+  static constexpr std::uint8_t kEscape = 4;  // json_args: the escape byte; raw_args: escaped
+  static constexpr std::uint8_t kReject = 8;  // ends or changes the span: the usual path
+
+  // Prepares for `span` read as k. `text_stop`: bytes that may start a marker or a later
+  // reading's stop; `markers`, `stops`: those texts (text kinds only). Tables are kept for
+  // the span last armed, so arming the same span again costs a comparison.
+  void arm(lean_kind k, const open_span& span, const std::array<bool, 256>& text_stop,
+           const std::vector<std::string>& markers, const std::vector<std::string>& stops);
+  void disarm() { kind_ = lean_kind::off; }
+  lean_kind kind() const { return kind_; }
+  const std::array<std::uint8_t, 256>& table() const { return table_; }
+  // The OR of the classes of the chunk's bytes (a short loop: no vector code for 4 bytes).
+  std::uint8_t classes(std::string_view chunk) const {
+    std::uint8_t any = 0;
+    for (const char c : chunk) {
+      const std::uint8_t cls = table_[static_cast<unsigned char>(c)];
+      if (cls == 0xFF) break;  // never: keeps the compiler from vectorizing the loop
+      any |= cls;
+    }
+    return any;
+  }
+
+  // Bytes at the end of input after `from` that are a proper prefix of a delimiter of the
+  // span's `until` (what the matcher holds after the span), 0 without one.
+  std::size_t until_held(std::string_view input, std::size_t from) const;
+
+  // A chunk with some non-plain byte (`any`: the OR of its classes) or after held bytes:
+  // `input` holds all bytes received, the chunk is input[chunk_at, end), delivered bytes end
+  // at `sent` (≤ chunk_at: the bytes between are held — an incomplete UTF-8 sequence or the
+  // start of a delimiter or marker). Returns where the delivered bytes end now (what may be
+  // the start of a delimiter or marker, or an incomplete UTF-8 tail, stays held), or npos when
+  // the chunk must take the usual path. `escaped`: the new bytes need JSON escaping.
+  std::size_t scan(std::string_view input, std::size_t sent, std::size_t chunk_at, std::uint8_t any,
+                   bool& escaped) const;
+
+ private:
+  lean_kind kind_ = lean_kind::off;
+  lean_kind built_kind_ = lean_kind::off;
+  const stop_table* built_stop_ = nullptr;
+  const peg::nodes::until* built_scan_ = nullptr;
+  std::array<std::uint8_t, 256> table_{};
+  // Texts that must not start in new bytes; the first holdable_ of them (delimiters and
+  // markers) may be cut by the end, their start then held.
+  std::vector<std::string_view> strings_;
+  std::size_t holdable_ = 0;
+};
+
+// Whether `out` (what the usual path sent for the bytes lean feeds took) is exactly one delta
+// of the kind's field (call `call` for arguments) equal to `expected`.
+bool lean_delta_is(const std::vector<delta>& out, lean_kind kind, std::size_t call,
+                   std::string_view expected);
+
+// Views of deltas (feed_view after the usual path): `views` and `calls` are refilled.
+void views_of(const std::vector<delta>& deltas, std::vector<delta_view>& views,
+              std::vector<tool_call_delta_view>& calls);
+
+}  // namespace chatpeg::stream::detail

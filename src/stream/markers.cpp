@@ -1,0 +1,67 @@
+// marker_prefixes (markers.h): the literals a reasoning/content span can hold, found by one
+// iterative walk of the grammar from the text tags, and the held-back tail check the session
+// runs on its folded text.
+#include "stream/markers.h"
+
+#include <algorithm>
+#include <type_traits>
+
+namespace chatpeg::stream::detail {
+
+marker_prefixes::marker_prefixes(const peg::grammar& g) {
+  std::vector<std::uint8_t> seen(g.size(), 0);
+  std::vector<peg::node_id> todo;
+  for (peg::node_id id = 0; id < g.size(); ++id) {
+    const auto* t = std::get_if<peg::nodes::tagged>(&g.at(id));
+    if (t && (t->tag == peg::tag::content || t->tag == peg::tag::reasoning)) todo.push_back(id);
+  }
+  while (!todo.empty()) {  // iterative walk: grammars may be deep and cyclic
+    const peg::node_id id = todo.back();
+    todo.pop_back();
+    if (id >= g.size() || seen[id]) continue;
+    seen[id] = 1;
+    std::visit(
+        [&](const auto& n) {
+          using T = std::decay_t<decltype(n)>;
+          if constexpr (std::is_same_v<T, peg::nodes::literal>) {
+            if (n.text.size() < 2) return;
+            for (std::size_t k = 1; k < n.text.size(); ++k) prefixes_.insert(n.text.substr(0, k));
+            if (std::find(literals_.begin(), literals_.end(), n.text) == literals_.end()) {
+              literals_.push_back(n.text);
+            }
+            first_[static_cast<unsigned char>(n.text[0])] = true;
+            longest_ = std::max(longest_, n.text.size() - 1);
+          } else if constexpr (std::is_same_v<T, peg::nodes::sequence> ||
+                               std::is_same_v<T, peg::nodes::choice>) {
+            todo.insert(todo.end(), n.children.begin(), n.children.end());
+          } else if constexpr (std::is_same_v<T, peg::nodes::ref>) {
+            todo.push_back(n.target);
+          } else if constexpr (std::is_same_v<T, peg::nodes::repetition> ||
+                               std::is_same_v<T, peg::nodes::atomic> ||
+                               std::is_same_v<T, peg::nodes::tagged> ||
+                               std::is_same_v<T, peg::nodes::rule> ||
+                               std::is_same_v<T, peg::nodes::schema> ||
+                               std::is_same_v<T, peg::nodes::gbnf>) {
+            todo.push_back(n.child);
+          }
+          // peek / negate consume nothing: a partial literal below them ends no span.
+        },
+        g.at(id));
+  }
+}
+
+std::size_t marker_prefixes::held(std::string_view text) const {
+  // Most tails hold no byte that can start a marker: no lookups then.
+  const std::size_t window = std::min(longest_, text.size());
+  bool any = false;
+  for (std::size_t i = text.size() - window; i < text.size() && !any; ++i) {
+    any = first_[static_cast<unsigned char>(text[i])];
+  }
+  if (!any) return 0;
+  for (std::size_t k = std::min(longest_, text.size()); k > 0; --k) {
+    if (prefixes_.find(text.substr(text.size() - k)) != prefixes_.end()) return k;
+  }
+  return 0;
+}
+
+}  // namespace chatpeg::stream::detail
