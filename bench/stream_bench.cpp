@@ -22,6 +22,20 @@
 // appends and a delta, ~900 instructions per 4-byte feed) against ~11 instructions per byte
 // for the one-shot parse. (Earlier numbers, 8.3 / 4.8 / 2.6 / 2.6 ms, also timed every feed
 // with two clock reads of ~70 ns each.)
+// Session 5 (feed_view with the lean feed, src/stream/lean_feed.h; BM_session_* now call
+// feed_view): 64 KB stream_ms / parse_ms / stream_x_parse / last_x_first, CPU time on a loaded
+// 2-core machine — Qwen3 JSON 2.9 / 0.096 / 31× / 0.70, Qwen3-Coder 0.76 / 0.066 / 12× / 4.0,
+// content 0.60 / 0.027 / 22× / 4.6, reasoning 0.71 / 0.027 / 26× / 7.6 (reference: 1.4 s,
+// 4.9–5.1 s, 2.8 s). Before, same build: 4.3 / 4.7 / 1.5 / 1.7 ms. Growth 1/4/16/64 KB
+// (stream_ms): JSON 0.075 / 0.20 / 0.75 / 2.9, Coder 0.033 / 0.063 / 0.18 / 0.76, content
+// 0.023 / 0.045 / 0.14 / 0.60, reasoning 0.026 / 0.052 / 0.16 / 0.71. Instructions (callgrind,
+// feeds + finish / one parse): JSON 48.1 M → 30.9 M (13× → 33×: one parse fell 3.58 M → 0.94 M
+// meanwhile), Coder 32.5 M → 8.0 M (18× → 8.3×), content 16.1 M → 6.0 M (22× → 15×),
+// reasoning 17.8 M → 7.0 M (24× → 17×). A lean 4-byte feed is ~100 instructions; what remains
+// is the matcher's warm-up match every 2 KB (for JSON it matches the whole string again: most
+// of the 30 M), the catch-up pass, the usual path for chunks holding a whole marker or escape,
+// and finish's parse. last_x_first at 64 KB counts one 2 KB catch-up plus the output buffer's
+// last doubling inside the last 64 feeds (16 KB: 0.45 content, 2.6 reasoning).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -276,7 +290,6 @@ void stream_session(benchmark::State& state, int kind) {
   std::vector<double> feed_ns;
   double stream_best = 1e9, first_best = 1e18, last_best = 1e18, parse_best = 1e9;
   std::size_t deltas = 0;
-  std::vector<stream::delta> d;  // reused, as a gateway would
   for (auto _ : state) {
     stream::session s(p);
     feed_ns.clear();
@@ -288,13 +301,13 @@ void stream_session(benchmark::State& state, int kind) {
     for (std::size_t k = 0, i = 0; k < text.size(); k += kChunk, ++i) {
       const bool timed = i < 64 || i + 64 >= feeds;
       const auto f0 = timed ? clock_type::now() : clock_type::time_point{};
-      auto fed = s.feed_into(d, std::string_view(text).substr(k, kChunk));
+      auto fed = s.feed_view(std::string_view(text).substr(k, kChunk));
       if (timed) feed_ns.push_back(seconds(clock_type::now() - f0) * 1e9);
       if (!fed) {
         state.SkipWithError(fed.error().to_string().c_str());
         return;
       }
-      deltas += d.size();
+      deltas += fed->size();
     }
     auto fin = s.finish();
     if (!fin) {
