@@ -75,10 +75,10 @@ void append_utf8(std::string& out, char32_t cp) {
 }
 
 std::size_t valid_utf8_prefix(std::string_view text) {
-  constexpr byte_stops non_ascii{.high = true};
+  const stop_scanner non_ascii(byte_stops{.high = true});
   std::size_t i = 0;
   for (;;) {
-    i = find_stop(text, i, non_ascii);  // ASCII runs eight bytes at a time
+    i = non_ascii.find(text, i);  // ASCII runs 16 or 8 bytes at a time
     if (i >= text.size()) return text.size();
     // Two- and three-byte sequences inline (the usual non-ASCII text), the rest decoded.
     const auto* u = reinterpret_cast<const unsigned char*>(text.data());

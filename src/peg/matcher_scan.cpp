@@ -224,7 +224,7 @@ step matcher::state::match_escaped_text(const loop_plan& plan, std::uint32_t pos
   const auto index = static_cast<std::size_t>(&plan - g->loop_plans().data());
   if (plan_stops.size() != g->loop_plans().size()) fill_plan_stops();
   const bool swar = plan_swar[index] != 0;
-  const base::byte_stops& stops = plan_stops[index];
+  const base::stop_scanner scanner(plan_stops[index]);
   std::uint32_t p = pos;
   // The loop ends (success at p) where neither alternative matches; need_more_input where the
   // node-by-node match would have reached the end of input inside an alternative (lenient).
@@ -232,7 +232,7 @@ step matcher::state::match_escaped_text(const loop_plan& plan, std::uint32_t pos
   const auto plain_at = [&](std::uint32_t k) { return (table[bytes[k]] & loop_plan::plain) != 0; };
   for (;;) {
     if (swar) {
-      p = static_cast<std::uint32_t>(base::find_stop(input, p, stops));
+      p = static_cast<std::uint32_t>(scanner.find(input, p));
     } else {
       while (p + 4 <= size && plain_at(p) && plain_at(p + 1) && plain_at(p + 2) &&
              plain_at(p + 3)) {
@@ -410,8 +410,8 @@ step matcher::state::match_until(node_id id, const nodes::until& u, std::uint32_
     } else if (base::byte_stops firsts; small_first_set(ds, firsts)) {
       // A few first bytes (e.g. "\n" and "<"): candidates found eight bytes at a time.
       const std::string_view text(data, size);
-      for (std::size_t q = base::find_stop(text, from, firsts); q < size;
-           q = base::find_stop(text, q + 1, firsts)) {
+      const base::stop_scanner scanner(firsts);
+      for (std::size_t q = scanner.find(text, from); q < size; q = scanner.find(text, q + 1)) {
         const auto at = static_cast<std::uint32_t>(q);
         for (const auto& d : ds) {
           if (delimiter_at(d, at)) return until_found(id, u, pos, found, at, d.size());

@@ -88,10 +88,10 @@ std::size_t verbatim_escape_length(std::string_view text, std::size_t p) {
 // End of the run from text[i] that a quoted string copies verbatim: plain bytes (UTF-8
 // passes through) and verbatim escapes.
 std::size_t verbatim_string_run(std::string_view text, std::size_t i, char quote) {
-  const base::byte_stops& stops = quote == '\'' ? kSingleQuoted : kDoubleQuoted;
+  const base::stop_scanner scanner(quote == '\'' ? kSingleQuoted : kDoubleQuoted);
   std::size_t p = i;
   for (;;) {
-    p = base::find_stop(text, p, stops);
+    p = scanner.find(text, p);
     if (p >= text.size() || text[p] != '\\') return p;
     const std::size_t len = verbatim_escape_length(text, p);
     if (len == 0) return p;
