@@ -50,16 +50,17 @@ base::result<std::string> render_prompt(const chat_template& t, const request& r
 }
 
 // "" when the parser reads `output` as exactly the calls named in `names`, else why not.
+// `lead` goes between the parse prefix and the output (a reasoning end marker, for history
+// turns that were rendered without reasoning); text read as content there is not the output's.
 std::string check_output(const prepared& p, std::string_view output,
-                         const std::vector<std::string_view>& names) {
-  const std::string input = p.parse_prefix + std::string(output);
+                         const std::vector<std::string_view>& names, std::string_view lead = {}) {
+  const std::string input = p.parse_prefix + std::string(lead) + std::string(output);
+  const std::size_t output_at = p.parse_prefix.size() + lead.size();
   peg::matcher m(*p.parser);
   const peg::match_result r = m.match(input, peg::match_flags::complete);
   const std::string what = std::to_string(names.size()) + " call" + (names.size() > 1 ? "s" : "");
   if (!r.ok()) {
-    const std::size_t at = r.error.where.offset >= p.parse_prefix.size()
-                               ? r.error.where.offset - p.parse_prefix.size()
-                               : 0;
+    const std::size_t at = r.error.where.offset >= output_at ? r.error.where.offset - output_at : 0;
     return "the derived parser does not read the template's own rendering of " + what + " " +
            excerpt(output) + " (at byte " + std::to_string(at) + ": " + r.error.message + ")";
   }
@@ -67,7 +68,8 @@ std::string check_output(const prepared& p, std::string_view output,
   for (const auto& n : r.ast.nodes()) {
     if (n.tag == peg::tag::tool_name) {
       found.push_back(r.ast.text(n, input));
-    } else if (n.tag == peg::tag::content && !base::trim(r.ast.text(n, input)).empty()) {
+    } else if (n.tag == peg::tag::content && n.end > output_at &&
+               !base::trim(r.ast.text(n, input)).empty()) {
       return "the derived parser reads part of the template's own rendering of " + what + " " +
              excerpt(output) + " as content: " + excerpt(r.ast.text(n, input));
     }
@@ -79,6 +81,50 @@ std::string check_output(const prepared& p, std::string_view output,
            excerpt(output) + " as calls [" + got + "]";
   }
   return {};
+}
+
+// Where the template renders history differently from a fresh turn, what the model writes
+// cannot be cut out of the render exactly (cutting at the common prefix with the prompt
+// misreads real templates), but the calls are still in it: between the part the call turn
+// shares with a content turn and the part they share at the end. The parser must read exactly
+// the probe calls from some token boundary in that region up to the region's end or a marker
+// after the last call (the history may add a tool-response opener there), the reasoning block
+// the prompt opens closed first when the history leaves it out. A weaker check than the one
+// above (the text around the calls is not checked), which still turns "calls silently read
+// as content" into an explicit error.
+std::string find_calls_in_history(const prepared& p, const analysis& a, const std::string& full,
+                                  const std::string& text_turn,
+                                  const std::vector<std::string_view>& names,
+                                  const std::vector<std::string>& turn_ends) {
+  constexpr std::size_t kMaxRegion = 4096;
+  const std::size_t head = common_prefix_length(full, text_turn);
+  const std::size_t tail = std::min(common_suffix_length(full, text_turn), full.size() - head);
+  std::string region = full.substr(head, full.size() - head - tail);
+  const std::size_t last = region.rfind(names.back());
+  if (last == std::string::npos || region.size() > kMaxRegion) return {};
+  const std::size_t after_last = last + names.back().size();
+  region = cut_turn_end(region, after_last, turn_ends);
+  std::vector<std::size_t> ends = {region.size()};
+  for (std::size_t k = after_last; k < region.size(); ++k)
+    if (region[k] == '<' || region[k] == '[') ends.push_back(k);
+  std::vector<std::string_view> leads = {""};
+  if (!a.reasoning.end.empty()) leads.push_back(a.reasoning.end);
+  std::string first_why;
+  for (std::size_t i = 0; i <= last; ++i) {
+    const char c = region[i];
+    const char before = i == 0 ? ' ' : region[i - 1];
+    const bool boundary =
+        c == '<' || c == '[' || before == '>' || before == ']' || before == '\n' || before == ' ';
+    if (!boundary) continue;
+    for (std::size_t end : ends) {
+      for (std::string_view lead : leads) {
+        std::string why = check_output(p, std::string_view(region).substr(i, end - i), names, lead);
+        if (why.empty()) return {};
+        if (first_why.empty()) first_why = std::move(why);
+      }
+    }
+  }
+  return "(history renders differently from a fresh turn) " + first_why;
 }
 
 }  // namespace
@@ -115,11 +161,17 @@ std::string verify_tool_syntax(const chat_template& t) {
     auto full_req = probe_request(assistant_calls(tr.calls), false);
     if (!full_req) continue;
     auto full = render_prompt(t, *full_req);
-    // The rendered turn must continue the prompt. Where the template renders history
-    // differently from a fresh turn (it leaves out an empty thinking block the generation
-    // prompt closes, drops earlier parts), what the model writes cannot be told from the render
-    // (cutting at the common prefix misreads real templates), and there is nothing to check.
-    if (!full || !full->starts_with(gen->prompt)) continue;
+    // The rendered turn continues the prompt, or the template renders history differently
+    // from a fresh turn (it leaves out an empty thinking block the generation prompt closes,
+    // drops earlier parts): then the calls are looked for in the render (weaker check).
+    if (!full) continue;
+    if (!full->starts_with(gen->prompt)) {
+      if (auto why =
+              find_calls_in_history(*gen, t.analysis(), *full, *text_turn, tr.names, turn_ends);
+          !why.empty())
+        return why;
+      continue;
+    }
     std::string output = full->substr(gen->prompt.size());
     const std::size_t last = output.rfind(tr.names.back());
     if (last == std::string::npos) continue;  // the template does not print the call

@@ -2,9 +2,9 @@
 // own rendering of one call and of two. Small handwritten templates: one the differential
 // stages read right (no error), one whose calls carry their index after the name (the stages
 // take the first call's index for a constant marker, so two calls do not read back: explicit
-// error, and tool requests fail with it instead of streaming calls as content), and one whose
-// history form does not continue the generation prompt (not checkable: no error). Loaded
-// analyses are the user's word and are not verified.
+// error, and tool requests fail with it instead of streaming calls as content), and ones whose
+// history form does not continue the generation prompt (the calls are looked for in the
+// render). Loaded analyses are the user's word and are not verified.
 #include <gtest/gtest.h>
 
 #include "chatpeg/chat/prepare.h"
@@ -28,6 +28,18 @@ const std::string json_calls =
 const std::string indexed_calls =
     "{{ m.content }}{% for tc in m.tool_calls %}<call>fn.{{ tc.function.name }}:{{ loop.index0 "
     "}}<args>{{ tc.function.arguments | tojson }}</call>{% endfor %}";
+
+// Ministral-like (a dedicated format): "[TOOL_CALLS]NAME[ARGS]{json}".
+const std::string mistral_calls =
+    "{{ m.content }}{% for tc in m.tool_calls %}[TOOL_CALLS]{{ tc.function.name }}[ARGS]{{ "
+    "tc.function.arguments | tojson }}{% endfor %}";
+
+// Cohere-like (a dedicated format): a JSON action list.
+const std::string cohere_calls =
+    "{{ m.content }}{% if m.tool_calls %}<|START_ACTION|>[{% for tc in m.tool_calls %}{% if not "
+    "loop.first %},{% endif %}{\"tool_call_id\": \"{{ loop.index0 }}\", \"tool_name\": \"{{ "
+    "tc.function.name }}\", \"parameters\": {{ tc.function.arguments | tojson }}}{% endfor "
+    "%}]<|END_ACTION|>{% endif %}";
 
 request tools_request() {
   auto body = json::parse(R"({"messages":[{"role":"user","content":"hi"}],
@@ -64,12 +76,39 @@ TEST(Verify, SyntaxThatMisreadsTwoCallsIsAnExplicitError) {
   EXPECT_TRUE(prepare(**t, *request::from_json(*body)));
 }
 
-TEST(Verify, HistoryThatDoesNotContinueThePromptIsNotChecked) {
-  // The generation prompt opens and closes an empty block the history form leaves out.
-  auto t = chat_template::create(chat_with(indexed_calls, "<|assistant|><think></think>"));
-  ASSERT_TRUE(t) << t.error().to_string();
-  EXPECT_EQ((*t)->analysis().tool_error.find("verify"), std::string::npos)
-      << (*t)->analysis().tool_error;
+// The generation prompt opens and closes an empty block the history form leaves out, so the
+// render does not continue the prompt: the calls are looked for in the turn's render instead.
+TEST(Verify, HistoryThatDoesNotContinueThePromptIsCheckedInTheRender) {
+  const struct {
+    const char* name;
+    std::string body;
+    std::string generation_prompt;
+    bool error;
+  } rows[] = {
+      {"json calls, empty block", json_calls, "<|assistant|><think></think>", false},
+      {"indexed calls, empty block", indexed_calls, "<|assistant|><think></think>", true},
+      // A dedicated format (fixed markers): the prompt opens a reasoning block the history
+      // leaves out (the model closes it before its calls) ...
+      {"dedicated, open reasoning", cohere_calls, "<|assistant|><|START_THINKING|>", false},
+      // ... or the history adds a tool-response opener after the calls.
+      {"dedicated, response opener", mistral_calls + "{% if m.tool_calls %}<response>{% endif %}",
+       "<|assistant|>[THINK][/THINK]", false},
+  };
+  for (const auto& r : rows) {
+    auto t = chat_template::create(chat_with(r.body, r.generation_prompt));
+    ASSERT_TRUE(t) << r.name << ": " << t.error().to_string();
+    const auto& a = (*t)->analysis();
+    EXPECT_NE(a.tools.format, tool_format::none) << r.name;
+    if (r.error) {
+      EXPECT_NE(a.tool_error.find("history renders differently"), std::string::npos)
+          << r.name << ": " << a.tool_error;
+      EXPECT_NE(a.tool_error.find("2 calls"), std::string::npos) << r.name << ": " << a.tool_error;
+      EXPECT_FALSE(prepare(**t, tools_request())) << r.name;
+    } else {
+      EXPECT_EQ(a.tool_error, "") << r.name << ": " << a.summary();
+      EXPECT_TRUE(prepare(**t, tools_request())) << r.name;
+    }
+  }
 }
 
 TEST(Verify, LoadedAnalysisIsNotVerified) {
