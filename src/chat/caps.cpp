@@ -97,7 +97,15 @@ std::optional<std::string> probe_renderer::render(const json::value& messages, b
     std::string key = json::dump(req);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
     ++renders_;
-    auto out = jinja::render(prog_, jinja::make_chat_context(req, special_tokens_), options_);
+    const json::value ctx = jinja::make_chat_context(req, special_tokens_);
+    auto out = jinja::render(prog_, ctx, options_);
+    if (!out) {
+      // As chat_template::render_request does: what the strict sandbox refuses (list.append
+      // on a namespace's list, ...) gets the reference's more permissive environment.
+      jinja::render_options compat = options_;
+      compat.compat = true;
+      out = jinja::render(prog_, ctx, compat);
+    }
     std::optional<std::string> text;
     if (out) text = std::move(*out);
     cache_.emplace(std::move(key), text);

@@ -35,6 +35,18 @@ TEST(Caps, PlainChatTemplate) {
   EXPECT_FALSE(c.supports_enable_thinking);
 }
 
+// Kimi K2 appends to a namespace's list, which the strict sandbox refuses: the probes get the
+// reference's permissive environment then, as requests do.
+TEST(Caps, ProbesRetryInCompatibilityMode) {
+  template_caps c = caps_of(
+      "{% set q = namespace(ids=[]) %}{% for tc in m.tool_calls %}{% set _ = "
+      "q.ids.append(tc.id) %}{% endfor %}" +
+          content + hermes_calls,
+      tools_list);
+  EXPECT_TRUE(c.supports_tool_calls);
+  EXPECT_TRUE(c.supports_parallel_tool_calls);
+}
+
 TEST(Caps, RaisingOnSystemMeansNoSystemRole) {
   template_caps c = caps_of(
       "{% if m.role == 'system' %}{{ raise_exception('no system role') }}{% endif %}" + content);
