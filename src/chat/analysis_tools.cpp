@@ -231,7 +231,8 @@ class tool_stage {
         t.function_name_as_key = true;
       } else if (v.is_string() && v.get<std::string>() == probe::fn1) {
         t.name_key = it.key();
-      } else if (v.is_string() && v.get<std::string>() == probe::id1) {
+      } else if (v.is_string() && (v.get<std::string>() == probe::id1 || v == "0")) {
+        // The call's id, or its index where the template numbers calls instead ("0").
         t.id_key = it.key();
       } else if (v.is_object() && v.contains(std::string(probe::arg1))) {
         t.arguments_key = it.key();

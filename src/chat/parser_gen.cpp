@@ -228,7 +228,8 @@ gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::st
   if (!cs.start.empty() && !cs.end.empty()) {
     auto wrapped = c.mark(cs.start) + b.content(b.until(std::string(marker_core(cs.end)))) +
                    c.mark(cs.end) + c.ws();
-    body = b.choice({wrapped + finish, body});
+    // Wrapped content, then calls or the end (an answer without calls), else free text.
+    body = b.choice({wrapped + finish, wrapped + b.end(), body});
   } else if (!cs.start.empty()) {
     body = b.optional(c.mark(cs.start)) + body;
   }

@@ -144,6 +144,11 @@ analysis with_think(analysis a) {
   return a;
 }
 
+analysis with_content(analysis a, std::string start, std::string end) {
+  a.content = {std::move(start), std::move(end)};
+  return a;
+}
+
 struct sample {
   std::string output;
   std::string expected;  // parse summary, or "FAIL"
@@ -404,6 +409,17 @@ std::vector<gen_case> cases() {
        "",
        {{"<think>plan", "reasoning='plan'", false},
         {"<think>plan</think>ok", "reasoning='plan' content='ok'", false}}},  // no grammar
+      // Content wrapped in markers (Cohere's <|START_RESPONSE|>...) with tools offered: the
+      // wrapper comes off an answer without calls too, not only before calls.
+      {"wrapped_content_with_tools",
+       with_content(hermes(), "<|A|>", "<|/A|>"),
+       R"(,"tool_choice":"auto")",
+       "",
+       {{"<|A|>Hi there.<|/A|>", "content='Hi there.'"},
+        {"<|A|>Sure.<|/A|><tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+         "\"Paris\"}}\n</tool_call>",
+         std::string("content='Sure.' ") + W1},
+        {"No wrapper.", "content='No wrapper.'"}}},
   };
 }
 
