@@ -98,7 +98,7 @@ std::vector<std::string> find_turn_ends(const probe_renderer& r, const json::val
 }
 
 analysis analyze(const jinja::program& prog, std::string_view source,
-                 const json::value& special_tokens) {
+                 const json::value& special_tokens, analyze_options options) {
   analysis out;
   probe_renderer renderer(prog, special_tokens);
   bool prefer_string_args = false;
@@ -108,7 +108,7 @@ analysis analyze(const jinja::program& prog, std::string_view source,
 
   const dedicated_format* row = nullptr;
   for (const auto& r : dedicated_formats())
-    if (r.matches(source)) {
+    if (options.dedicated_rows && r.matches(source)) {
       row = &r;
       break;
     }
@@ -122,7 +122,7 @@ analysis analyze(const jinja::program& prog, std::string_view source,
     analyze_content(ctx, out);
   }
   for (const auto& f : fixups())
-    if (f.applies(source, out)) {
+    if (options.fixups && f.applies(source, out)) {
       f.apply(out);
       out.fixups.emplace_back(f.name);
     }

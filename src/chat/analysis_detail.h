@@ -138,9 +138,14 @@ struct fixup {
 };
 const std::vector<fixup>& fixups();
 
-// The whole pipeline: caps, dedicated table or differential stages, fix-ups, tokens.
+// The whole pipeline: caps, dedicated table (unless dedicated_rows is false) or differential
+// stages, fix-ups (unless fixups is false), tokens.
+struct analyze_options {
+  bool dedicated_rows = true;
+  bool fixups = true;
+};
 analysis analyze(const jinja::program& prog, std::string_view source,
-                 const json::value& special_tokens);
+                 const json::value& special_tokens, analyze_options options = {});
 
 // The verify stage (verify.cpp), run on a built template whose tool syntax was derived: the
 // syntax must read back the template's own rendering of one call (and of two, when the template

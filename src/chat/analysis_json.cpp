@@ -189,7 +189,8 @@ json::value analysis::to_json() const {
           {"content", {{"start", content.start}, {"end", content.end}}},
           {"tools", jt},
           {"preserved_tokens", preserved_tokens},
-          {"tool_error", tool_error}};
+          {"tool_error", tool_error},
+          {"note", note}};
 }
 
 base::result<analysis> analysis::from_json(const json::value& j) {
@@ -259,6 +260,7 @@ base::result<analysis> analysis::from_json(const json::value& j) {
   }
   r.strings("preserved_tokens", a.preserved_tokens);
   r.str("tool_error", a.tool_error);
+  r.str("note", a.note);
   r.finish();
   if (!r.ok()) return r.take_error();
   return a;

@@ -133,6 +133,7 @@ std::string analysis::summary() const {
     if (!flags.empty()) out += "    flags:" + flags + "\n";
   }
   if (!tool_error.empty()) out += "tool error: " + tool_error + "\n";
+  if (!note.empty()) out += "note: " + note + "\n";
   out += "preserved tokens:";
   for (const auto& tok : preserved_tokens) out += " " + json::quote(tok);
   out += "\n";

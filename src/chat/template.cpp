@@ -4,10 +4,52 @@
 // afterwards, so any number of threads may share it. render_context renders raw variables.
 #include "chatpeg/chat/template.h"
 
+#include <optional>
+
 #include "chat/analysis_detail.h"
 #include "chatpeg/jinja/jinja.h"
 
 namespace chatpeg::chat {
+
+// Analyses the template and verifies its tool syntax (it must read back the template's own
+// calls). Dedicated rows and fix-ups are chosen by predicates on the source, so a template of
+// another family that happens to match one (or a variant with other markers) may be misread
+// by it; then differential analysis without the row, and without the fix-ups, is tried, and
+// the first candidate that reads back the calls is kept (with a note saying so). When none
+// does, the first candidate stays, with its error: tool requests fail naming the stage.
+void chat_template::choose_analysis(chat_template& t) {
+  const detail::analyze_options candidates[] = {
+      {}, {.dedicated_rows = false}, {.dedicated_rows = false, .fixups = false}};
+  std::optional<chat::analysis> first;
+  for (const auto& options : candidates) {
+    // Without the row, the analysis with fix-ups is the first one again.
+    if (first && first->handler.empty() && options.fixups) continue;
+    t.analysis_ = detail::analyze(*t.program_, t.source_, t.special_tokens_, options);
+    const bool has_syntax =
+        t.analysis_.tools.format != tool_format::none || !t.analysis_.handler.empty();
+    if (has_syntax) {
+      if (std::string why = detail::verify_tool_syntax(t); !why.empty())
+        t.analysis_.tool_error = "tool-call stage 'verify': " + why;
+    }
+    if (!first) {
+      // Nothing to verify, or verified: as analysed. Else the alternatives are worth trying
+      // only when the row or a fix-up chose the syntax.
+      if (!has_syntax || t.analysis_.tool_error.empty()) return;
+      if (t.analysis_.handler.empty() && t.analysis_.fixups.empty()) return;
+      first = std::move(t.analysis_);
+      continue;
+    }
+    if (has_syntax && t.analysis_.tool_error.empty()) {
+      std::string what = !first->handler.empty() ? "the dedicated format '" + first->handler + "'"
+                                                 : std::string("the fix-ups");
+      t.analysis_.note = what + " did not read back the template's own calls (" +
+                         first->tool_error + "); differential analysis" +
+                         (options.fixups ? "" : " without fix-ups") + " did";
+      return;
+    }
+  }
+  t.analysis_ = std::move(*first);
+}
 
 base::result<std::shared_ptr<const chat_template>> chat_template::create(std::string source,
                                                                          template_options options) {
@@ -24,12 +66,7 @@ base::result<std::shared_ptr<const chat_template>> chat_template::create(std::st
     t->analysis_ = std::move(*options.analysis_override);
     t->analysis_.source = analysis_source::loaded;
   } else {
-    t->analysis_ = detail::analyze(*t->program_, t->source_, t->special_tokens_);
-    // A tool syntax (derived, or a dedicated format's) must read back the template's own calls.
-    if (t->analysis_.tools.format != tool_format::none || !t->analysis_.handler.empty()) {
-      if (std::string why = detail::verify_tool_syntax(*t); !why.empty())
-        t->analysis_.tool_error = "tool-call stage 'verify': " + why;
-    }
+    choose_analysis(*t);
   }
   return std::shared_ptr<const chat_template>(std::move(t));
 }

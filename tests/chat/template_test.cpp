@@ -105,6 +105,70 @@ TEST(Template, DifferentialJsonNative) {
   EXPECT_EQ(a.preserved_tokens, (std::vector<std::string>{"<tools>", "</tools>"}));
 }
 
+// Calls numbered by the template instead of carrying the request's id (Cohere's
+// "tool_call_id": "0"), written before the name: the numbered field is the id field.
+TEST(Template, DifferentialJsonNativeIndexIds) {
+  auto t = chat_template::create(chat_template_with(
+      "{{ m.content }}{% if m.tool_calls %}<act>[{% for tc in m.tool_calls %}{\"tool_call_id\": "
+      "\"{{ loop.index0 }}\", \"tool_name\": \"{{ tc.function.name }}\", \"parameters\": {{ "
+      "tc.function.arguments | tojson }}}{% if not loop.last %}, {% endif %}{% endfor %}]</act>{% "
+      "endif %}"));
+  ASSERT_TRUE(t);
+  const analysis& a = (*t)->analysis();
+  EXPECT_EQ(a.tool_error, "");
+  EXPECT_EQ(a.tools.name_key, "tool_name");
+  EXPECT_EQ(a.tools.arguments_key, "parameters");
+  EXPECT_EQ(a.tools.id_key, "tool_call_id");
+}
+
+const std::string json_calls_body =
+    "{{ m.content }}{% for tc in m.tool_calls %}<call>{\"name\": \"{{ tc.function.name }}\", "
+    "\"arguments\": {{ tc.function.arguments | tojson }}}</call>{% endfor %}";
+
+// Dedicated rows and fix-ups are chosen by predicates on the source. A template that matches
+// one but writes its calls otherwise is read by differential analysis when that reads back
+// the template's own calls (with a note); when nothing does, the row stays, with its error.
+TEST(Template, PredicateMatchesThatDoNotReadBackFallBack) {
+  const struct {
+    const char* name;
+    std::string source;
+    const char* handler;  // kept handler ("" = differential)
+    const char* note;     // in analysis.note ("" = no note)
+    bool error;
+  } rows[] = {
+      {"dedicated row, json calls",
+       "{# [TOOL_CALLS] [ARGS] #}" + chat_template_with(json_calls_body), "",
+       "dedicated format 'ministral-3'", false},
+      {"fix-up, json calls",
+       "{# <|CHATBOT_TOKEN|> Action: #}" + chat_template_with(json_calls_body), "", "the fix-ups",
+       false},
+      // Nothing reads "<call>fn.NAME:0<args>{...}" back: the row stays, with the verify error.
+      {"dedicated row, unreadable calls",
+       "{# [TOOL_CALLS] [ARGS] #}" +
+           chat_template_with("{{ m.content }}{% for tc in m.tool_calls %}<call>fn.{{ "
+                              "tc.function.name }}:{{ loop.index0 }}<args>{{ tc.function.arguments "
+                              "| tojson }}</call>{% endfor %}"),
+       "ministral-3", "", true},
+      {"no predicate", chat_template_with(json_calls_body), "", "", false},
+  };
+  for (const auto& r : rows) {
+    auto t = chat_template::create(r.source);
+    ASSERT_TRUE(t) << r.name << ": " << t.error().to_string();
+    const analysis& a = (*t)->analysis();
+    EXPECT_EQ(a.handler, r.handler) << r.name;
+    if (*r.note == '\0') {
+      EXPECT_EQ(a.note, "") << r.name;
+    } else {
+      EXPECT_NE(a.note.find(r.note), std::string::npos) << r.name << ": " << a.note;
+      EXPECT_TRUE(a.fixups.empty()) << r.name;
+    }
+    EXPECT_EQ(a.tool_error.empty(), !r.error) << r.name << ": " << a.tool_error;
+    if (r.error) {
+      EXPECT_NE(a.tool_error.find("verify"), std::string::npos) << a.tool_error;
+    }
+  }
+}
+
 TEST(Template, DifferentialTagged) {
   auto t = chat_template::create(
       chat_template_with("{{ m.content }}{% for tc in m.tool_calls %}<call>\n<fn={{ "

@@ -20,17 +20,17 @@ namespace chatpeg::chat {
 // ---- Template capabilities (found by probing renders, not by reading the source) ----------
 struct template_caps {
   bool supports_system_role = false;
-  bool supports_tools = false;             // renders the tool list
-  bool supports_tool_calls = false;        // renders assistant tool_calls
-  bool supports_tool_responses = false;    // renders role "tool" messages
+  bool supports_tools = false;           // renders the tool list
+  bool supports_tool_calls = false;      // renders assistant tool_calls
+  bool supports_tool_responses = false;  // renders role "tool" messages
   bool supports_parallel_tool_calls = false;
   // Arguments must be an object, not a JSON string: the string form does not render, or renders
   // differently from the object form (the template walks the mapping).
   bool requires_object_arguments = false;
   bool supports_string_content = true;
-  bool supports_typed_content = false;     // content as a list of {"type":"text",...} parts
-  bool supports_reasoning = false;         // renders reasoning_content / thinking
-  bool supports_enable_thinking = false;   // enable_thinking changes the generation prompt
+  bool supports_typed_content = false;    // content as a list of {"type":"text",...} parts
+  bool supports_reasoning = false;        // renders reasoning_content / thinking
+  bool supports_enable_thinking = false;  // enable_thinking changes the generation prompt
 };
 
 // ---- Reasoning ------------------------------------------------------------------------------
@@ -89,23 +89,23 @@ struct tool_syntax {
   // json_native keys.
   std::string name_key = "name";
   std::string arguments_key = "arguments";
-  std::string id_key;                  // "id", "tool_call_id"; empty: no id field
-  bool function_name_as_key = false;   // {"get_weather": {...}}
-  bool arguments_as_string = false;    // "arguments": "{\"a\": 1}"
+  std::string id_key;                 // "id", "tool_call_id"; empty: no id field
+  bool function_name_as_key = false;  // {"get_weather": {...}}
+  bool arguments_as_string = false;   // "arguments": "{\"a\": 1}"
 
   // Tag formats: around the function name, the id and the argument block.
   std::string name_prefix;  // "<function=", "functions.", "[TOOL_CALLS]"
   std::string name_suffix;  // ">", "[ARGS]"
   id_position id_pos = id_position::none;
-  std::string id_prefix;    // "[CALL_ID]", ":"
+  std::string id_prefix;  // "[CALL_ID]", ":"
   std::string id_suffix;
-  std::string args_start;   // "<｜tool▁sep｜>", "\n```json\n"
-  std::string args_end;     // "```"
+  std::string args_start;  // "<｜tool▁sep｜>", "\n```json\n"
+  std::string args_end;    // "```"
 
   // tag_with_tagged arguments.
-  std::string arg_name_prefix;   // "<parameter=", "<arg_key>"
-  std::string arg_name_suffix;   // ">\n", "</arg_key>\n<arg_value>"
-  std::string arg_value_end;     // "\n</parameter>\n", "</arg_value>"
+  std::string arg_name_prefix;  // "<parameter=", "<arg_key>"
+  std::string arg_name_suffix;  // ">\n", "</arg_key>\n<arg_value>"
+  std::string arg_value_end;    // "\n</parameter>\n", "</arg_value>"
   std::string arg_separator;
   value_syntax values = value_syntax::json;
   bool fixed_argument_order = false;  // arguments follow the schema's property order
@@ -119,8 +119,8 @@ enum class analysis_source : std::uint8_t { differential, dedicated, loaded };
 
 struct analysis {
   analysis_source source = analysis_source::differential;
-  std::string handler;                // dedicated format name ("gpt-oss", ...), else empty
-  std::vector<std::string> fixups;    // names of fix-ups applied
+  std::string handler;              // dedicated format name ("gpt-oss", ...), else empty
+  std::vector<std::string> fixups;  // names of fix-ups applied
   template_caps caps;
   reasoning_syntax reasoning;
   content_syntax content;
@@ -129,6 +129,9 @@ struct analysis {
   // When tool syntax could not be determined: which stage failed and why. Requests with
   // tools then fail with this error instead of treating everything as content.
   std::string tool_error;
+  // Why the analysis took the path it did when that is not obvious (a dedicated row whose
+  // markers did not read back the template's own calls, replaced by differential analysis).
+  std::string note;
 
   json::value to_json() const;
   static base::result<analysis> from_json(const json::value& j);  // errors carry the JSON path

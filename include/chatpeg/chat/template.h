@@ -50,6 +50,8 @@ class chat_template {
                                            const jinja::render_options& options = {}) const;
 
  private:
+  static void choose_analysis(chat_template& t);  // analysis + verify, with fallbacks
+
   std::string source_;
   std::shared_ptr<const jinja::program> program_;
   json::value special_tokens_;
