@@ -72,6 +72,11 @@ class ambiguity {
               std::string_view input, std::size_t content_size, std::size_t reasoning_size);
   void clear();
   std::size_t checks() const { return checks_; }
+  // As of the last update(): a stop cut by the end of the open text node (and of the input)
+  // is held back (the node has later readings, none of their stops occurred yet).
+  bool holds_stop_prefixes() const {
+    return readings_ != nullptr && !resolved_ && at_ == std::string::npos;
+  }
 
  private:
   bool viable(const alt_reading& a, const peg::grammar& g, std::string_view from);

@@ -48,8 +48,8 @@ void lean_scanner::arm(lean_kind k, const open_span& span, const std::array<bool
     } else if (k == lean_kind::json_args) {
       if (c == '\\') {
         cls = kEscape;
-      } else if (stop[b] || c == '\'' || c == '<') {
-        cls = kReject;  // a quote, a control byte; a Python or Gemma quote
+      } else if (stop[b]) {
+        cls = kReject;  // the closing quote, a control byte
       }
     } else {  // raw_args
       if (needs_escape(c)) cls |= kEscape;
@@ -61,6 +61,7 @@ void lean_scanner::arm(lean_kind k, const open_span& span, const std::array<bool
   if (span.scan) {
     for (const auto& d : span.scan->delimiters) strings_.push_back(d);
   }
+  delimiters_ = strings_.size();
   if (text) {
     for (const auto& m : markers) strings_.push_back(m);
   }
@@ -73,6 +74,10 @@ void lean_scanner::arm(lean_kind k, const open_span& span, const std::array<bool
 std::size_t lean_scanner::until_held(std::string_view input, std::size_t from) const {
   if (!built_scan_) return 0;
   const auto& u = *built_scan_;
+  std::size_t longest = 0;
+  for (const auto& d : u.delimiters) longest = std::max(longest, d.size());
+  // Only a suffix shorter than the longest delimiter can be a proper prefix of one.
+  if (longest > 1 && input.size() - from >= longest) from = input.size() - (longest - 1);
   for (std::size_t i = from; i < input.size(); ++i) {
     if (!u.first_bytes[static_cast<unsigned char>(input[i])]) continue;
     const std::size_t rest = input.size() - i;
@@ -89,24 +94,31 @@ std::size_t lean_scanner::scan(std::string_view input, std::size_t sent, std::si
   const auto* bytes = reinterpret_cast<const unsigned char*>(input.data());
   const std::size_t end = input.size();
   escaped = false;
-  if (kind_ == lean_kind::json_args && (any & (kEscape | kReject)) != 0) {
-    for (std::size_t i = chunk_at; i < end; ++i) {
+  std::size_t hold_from = end;
+  if (kind_ == lean_kind::json_args && ((any & (kEscape | kReject)) != 0 || sent < chunk_at)) {
+    for (std::size_t i = sent; i < end; ++i) {
       const std::uint8_t cls = table_[bytes[i]];
       if (cls & kReject) return no;
-      if (cls & kEscape) {  // a whole simple escape, copied as is
-        if (i + 1 >= end || !simple_escape(bytes[i + 1])) return no;
+      if (cls & kEscape) {  // a whole simple escape is copied as is; a cut one is held
+        if (i + 1 >= end) {
+          hold_from = i;
+          break;
+        }
+        if (!simple_escape(bytes[i + 1])) return no;
         ++i;
       }
     }
   } else if (any & kReject) {
     return no;
   }
-  // Held bytes are looked at again with the new ones: a text that starts there and is cut by
-  // the end stays held (the earliest such start: the longest held suffix); one that is whole
-  // ends the span or is a marker: the usual path.
-  std::size_t hold_from = end;
+  // Held bytes are looked at again with the new ones. A whole delimiter, marker or stop:
+  // the usual path. Else what the session holds: a delimiter cut by the end (the matcher
+  // holds it after the span), then in the text before it a marker cut by its end, and, when
+  // no delimiter is cut, a later reading's stop cut by the end (the earliest start: the
+  // longest held suffix).
   bool checked = false;
   if ((any & kCheck) != 0 || sent < chunk_at) {
+    std::size_t cut = end;
     for (std::size_t i = sent; i < end; ++i) {
       if (!(table_[bytes[i]] & kCheck)) continue;
       checked = true;
@@ -115,8 +127,18 @@ std::size_t lean_scanner::scan(std::string_view input, std::size_t sent, std::si
         const std::string_view s = strings_[k];
         const std::size_t n = std::min(rest, s.size());
         if (n == 0 || std::memcmp(bytes + i, s.data(), n) != 0) continue;
-        if (n == s.size() || k >= holdable_) return no;
-        hold_from = std::min(hold_from, i);
+        if (n == s.size()) return no;
+        if (k < delimiters_) cut = std::min(cut, i);
+      }
+    }
+    hold_from = std::min(hold_from, cut);
+    for (std::size_t i = sent; checked && i < cut; ++i) {
+      if (!(table_[bytes[i]] & kCheck)) continue;
+      const std::size_t rest = cut - i;
+      for (std::size_t k = delimiters_; k < strings_.size(); ++k) {
+        const std::string_view s = strings_[k];
+        if (rest >= s.size() || std::memcmp(bytes + i, s.data(), rest) != 0) continue;
+        if (k < holdable_ || (cut == end && stops_held_)) hold_from = std::min(hold_from, i);
       }
     }
   }
@@ -125,7 +147,7 @@ std::size_t lean_scanner::scan(std::string_view input, std::size_t sent, std::si
   if ((any & kHigh) != 0 || sent < chunk_at) {
     const std::size_t tail = base::utf8_incomplete_tail(input.substr(sent, end - sent));
     // The fold holds an incomplete tail first and looks for marker prefixes before it.
-    if (tail != 0 && checked) return no;
+    if (tail != 0 && (checked || hold_from != end)) return no;
     to = std::min(to, end - tail);
     if (!base::is_valid_utf8(input.substr(sent, to - sent))) return no;
   }

@@ -81,6 +81,9 @@ class lean_scanner {
   void arm(lean_kind k, const open_span& span, const std::array<bool, 256>& text_stop,
            const std::vector<std::string>& markers, const std::vector<std::string>& stops);
   void disarm() { kind_ = lean_kind::off; }
+  // Whether the session holds back a later reading's stop cut by the end (ambiguity::
+  // holds_stop_prefixes); else such a partial stop is plain text.
+  void set_stop_prefixes_held(bool held) { stops_held_ = held; }
   lean_kind kind() const { return kind_; }
   const std::array<std::uint8_t, 256>& table() const { return table_; }
   // The OR of the classes of the chunk's bytes (a short loop: no vector code for 4 bytes).
@@ -117,6 +120,8 @@ class lean_scanner {
   // markers) may be cut by the end, their start then held.
   std::vector<std::string_view> strings_;
   std::size_t holdable_ = 0;
+  std::size_t delimiters_ = 0;  // the first strings: the span's delimiters
+  bool stops_held_ = false;
 };
 
 // Whether `out` (what the usual path sent for the bytes lean feeds took) is exactly one delta

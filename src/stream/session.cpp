@@ -780,6 +780,7 @@ struct session::state {
     }
     lean_mark = lean_sent = input.size();
     lean_saw_check = lean_saw_high = false;
+    lean.set_stop_prefixes_held(ambiguous.holds_stop_prefixes());
   }
 
   base::error lean_broken(std::string what) {
@@ -812,7 +813,8 @@ struct session::state {
         !lean_saw_high || (base::is_valid_utf8(bytes) && base::utf8_incomplete_tail(bytes) == 0);
     lean_saw_check = lean_saw_high = false;
     span.held = held_after;
-    span.lookback = 0;
+    // An escape cut by the end (held by the lean feed, and by the converter): its bytes.
+    span.lookback = lean.kind() == detail::lean_kind::json_args ? now.size() - lean_sent : 0;
     seen = now.size();
     catch_up_out.clear();
     switch (fast_feed(bytes, to, kind, catch_up_out)) {
@@ -825,6 +827,7 @@ struct session::state {
         return lean_broken("the fold did not take the bytes");
     }
     fast_feeds += feeds - 1;
+    lean.set_stop_prefixes_held(ambiguous.holds_stop_prefixes());
     const std::string_view raw = std::string_view(input).substr(lean_mark, lean_sent - lean_mark);
     std::string_view expected = raw;
     if (lean.kind() == detail::lean_kind::raw_args) {
