@@ -177,6 +177,7 @@ json::value analysis::to_json() const {
                     {"arg_separator", t.arg_separator},
                     {"values", name_of(value_names, t.values)},
                     {"fixed_argument_order", t.fixed_argument_order},
+                    {"close_ends_turn", t.close_ends_turn},
                     {"pythonic", t.pythonic}};
   return {{"source", name_of(source_names, source)},
           {"handler", handler},
@@ -255,6 +256,7 @@ base::result<analysis> analysis::from_json(const json::value& j) {
     c->str("arg_separator", t.arg_separator);
     c->enumeration("values", value_names, t.values);
     c->boolean("fixed_argument_order", t.fixed_argument_order);
+    c->boolean("close_ends_turn", t.close_ends_turn);
     c->boolean("pythonic", t.pythonic);
     r.adopt(*c);
   }

@@ -130,6 +130,7 @@ std::string analysis::summary() const {
     if (t.section_per_call) flags += " section_per_call";
     if (t.arguments_as_string) flags += " arguments_as_string";
     if (t.fixed_argument_order) flags += " fixed_argument_order";
+    if (t.close_ends_turn) flags += " close_ends_turn";
     if (!flags.empty()) out += "    flags:" + flags + "\n";
   }
   if (!tool_error.empty()) out += "tool error: " + tool_error + "\n";

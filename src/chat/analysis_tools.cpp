@@ -444,6 +444,30 @@ class tool_stage {
 
 }  // namespace
 
+// Whether the calls' closing marker takes the place of the marker that ends a content turn:
+// the content turn's end marker is not in the call turn, which ends with the closing marker.
+bool close_ends_turn(const analysis_context& ctx, const tool_syntax& t) {
+  const std::string& close = !t.section_end.empty() ? t.section_end : t.call_end;
+  if (trimmed(close).empty()) return false;
+  // Whole conversations: an assistant middle leaves out what every turn ends with.
+  const auto text =
+      ctx.renderer.render(json::value::array({user_message(), assistant_content()}), true, false);
+  const std::size_t k = text ? text->rfind(probe::content) : npos;
+  if (k == npos) return false;
+  const std::string turn_end =
+      first_token(std::string_view(*text).substr(k + probe::content.size()));
+  if (turn_end.empty()) return false;
+  const auto calls = ctx.renderer.render(
+      json::value::array({user_message(),
+                          assistant_calls(json::value::array(
+                              {probe_call(probe::fn1, probe::id1, args1(), ctx.args_as_string)}))}),
+      true, false);
+  const std::size_t n = calls ? calls->rfind(probe::fn1) : npos;
+  if (n == npos) return false;
+  const std::string_view after = std::string_view(*calls).substr(n);
+  return after.find(turn_end) == npos && trimmed(after).ends_with(trimmed(close));
+}
+
 void analyze_tools(const analysis_context& ctx, analysis& out) {
   if (!out.caps.supports_tool_calls) {
     if (out.caps.supports_tools)
@@ -453,6 +477,8 @@ void analyze_tools(const analysis_context& ctx, analysis& out) {
     return;
   }
   tool_stage(ctx, out).run();
+  if (out.tools.format != tool_format::none && out.tool_error.empty())
+    out.tools.close_ends_turn = close_ends_turn(ctx, out.tools);
 }
 
 }  // namespace chatpeg::chat::detail

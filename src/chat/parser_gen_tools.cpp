@@ -300,8 +300,11 @@ base::result<parser> one_call(gen_context& c, const json::value& tool) {
     if (ts.id_pos == id_position::after_args) seq.push_back(id_after_args());
     body = b.sequence(seq);
   }
-  auto call = b.tag(tag::tool_open, c.mark(ts.call_start)) + body +
-              b.tag(tag::tool_close, c.mark(ts.call_end));
+  parser close = b.tag(tag::tool_close, c.mark(ts.call_end));
+  // An end-of-generation closing marker may have been stripped from the end of the output.
+  if (ts.close_ends_turn && ts.section_end.empty() && !ts.call_end.empty())
+    close = b.choice({close, b.end()});
+  auto call = b.tag(tag::tool_open, c.mark(ts.call_start)) + body + close;
   return b.rule(c.unique_rule("tool-" + sanitize(name)), b.tag(tag::tool, call));
 }
 
@@ -365,6 +368,7 @@ base::result<parser> calls_block(gen_context& c, const tool_syntax& ts) {
   const bool array = ts.array_wrapped || (ts.pythonic && start_core.empty());
   parser open = c.mark(ts.section_start);
   parser close = c.mark(ts.section_end);
+  if (ts.close_ends_turn && !ts.section_end.empty()) close = b.choice({close, b.end()});
   parser sep;
   if (array) {
     if (start_core.empty() || start_core.back() != '[') open = open + b.literal("[") + c.ws();

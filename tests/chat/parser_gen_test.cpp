@@ -409,6 +409,28 @@ std::vector<gen_case> cases() {
        "",
        {{"<think>plan", "reasoning='plan'", false},
         {"<think>plan</think>ok", "reasoning='plan' content='ok'", false}}},  // no grammar
+      // The closing marker is an end-of-generation token (harmony's <|call|>): the output may
+      // end without it; without the flag such a call stays text.
+      {"close_ends_turn",
+       [] {
+         analysis a = hermes();
+         a.tools.close_ends_turn = true;
+         return a;
+       }(),
+       R"(,"tool_choice":"auto")",
+       "",
+       {{"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}", W1},
+        {"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n"
+         "</tool_call>",
+         W1}}},
+      {"close_does_not_end_turn",
+       hermes(),
+       R"(,"tool_choice":"auto")",
+       "",
+       {{"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}",
+         "content='<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+         "\"Paris\"}}'",
+         false}}},
       // Content wrapped in markers (Cohere's <|START_RESPONSE|>...) with tools offered: the
       // wrapper comes off an answer without calls too, not only before calls.
       {"wrapped_content_with_tools",

@@ -169,6 +169,28 @@ TEST(Template, PredicateMatchesThatDoNotReadBackFallBack) {
   }
 }
 
+// A call turn that ends with the calls' closing marker where a content turn ends with its own
+// end marker (harmony: "<|call|>" vs "<|end|>"): the closing marker is an end-of-generation
+// token. Where the usual end marker follows the calls, it is not.
+TEST(Template, CloseEndsTurn) {
+  const std::string calls =
+      "{% for tc in m.tool_calls %}<call>{\"name\": \"{{ tc.function.name }}\", \"arguments\": "
+      "{{ tc.function.arguments | tojson }}}</call>{% endfor %}";
+  const std::string harmony = std::string(tools_list) + chat_loop_head + "{% if m.tool_calls %}" +
+                              calls +
+                              "{% else %}{{ m.content }}<|end|>{% endif %}{% endfor "
+                              "%}{% if add_generation_prompt %}<|assistant|>{% endif %}";
+  auto t = chat_template::create(harmony);
+  ASSERT_TRUE(t);
+  EXPECT_EQ((*t)->analysis().tool_error, "");
+  EXPECT_EQ((*t)->analysis().tools.call_end, "</call>");
+  EXPECT_TRUE((*t)->analysis().tools.close_ends_turn) << (*t)->analysis().summary();
+  auto usual = chat_template::create(chat_template_with("{{ m.content }}" + calls));
+  ASSERT_TRUE(usual);
+  EXPECT_EQ((*usual)->analysis().tool_error, "");
+  EXPECT_FALSE((*usual)->analysis().tools.close_ends_turn) << (*usual)->analysis().summary();
+}
+
 TEST(Template, DifferentialTagged) {
   auto t = chat_template::create(
       chat_template_with("{{ m.content }}{% for tc in m.tool_calls %}<call>\n<fn={{ "

@@ -31,12 +31,11 @@ constexpr int kDifferentialSilentCeiling = 2;
 // Renamed dedicated templates (101 cases) fall back to differential analysis (no predicate
 // matches, or the matching row does not read back the template's calls) or keep their
 // handler's fixed markers (then their tool requests fail naming the verify stage).
-constexpr int kDedicatedFloor = 47;
-// Silent misreads left: reasoning and content markers differential analysis does not find
-// (gpt-oss channels, DeepSeek V3.2 and Command R7B thinking), and gpt-oss calls, which the
-// template ends with "<|call|>" but the outputs do not (a stop token the server strips), so the
-// derived syntax that reads the template's own calls back does not read them.
-constexpr int kDedicatedSilentCeiling = 9;
+constexpr int kDedicatedFloor = 50;
+// Silent misreads left, none of them calls read as content: reasoning and content markers
+// differential analysis does not find (gpt-oss channels, DeepSeek V3.2 and Command R7B
+// thinking).
+constexpr int kDedicatedSilentCeiling = 6;
 
 // `<X`, `</X`, `<|X`, `<|/X`, `[X]`, `[/X]` with X an ASCII identifier (a tag's name).
 const std::regex& tag_pattern() {

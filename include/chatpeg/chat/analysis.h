@@ -109,6 +109,10 @@ struct tool_syntax {
   std::string arg_separator;
   value_syntax values = value_syntax::json;
   bool fixed_argument_order = false;  // arguments follow the schema's property order
+  // The closing marker of the calls (section_end, else call_end) takes the place of the turn's
+  // end marker (harmony's "<|call|>" where a content turn ends with "<|end|>"): it is an
+  // end-of-generation token, which servers stop at and strip, so an output may end without it.
+  bool close_ends_turn = false;
 
   // Pythonic calls: [name(a=1, b='x'), ...]
   bool pythonic = false;
