@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,16 +40,16 @@ enum class lean_kind : std::uint8_t {
 class byte_buffer {
  public:
   std::size_t size() const { return size_; }
-  const char* data() const { return bytes_.data(); }
-  std::string_view view() const { return std::string_view(bytes_.data(), size_); }
+  const char* data() const { return bytes_.get(); }
+  std::string_view view() const { return std::string_view(bytes_.get(), size_); }
   operator std::string_view() const { return view(); }  // NOLINT: used as text everywhere
   void assign(std::string_view text) {
     size_ = 0;
     append(text);
   }
   [[gnu::always_inline]] void append(std::string_view text) {
-    if (size_ + text.size() > bytes_.size()) grow(size_ + text.size());
-    char* to = bytes_.data() + size_;
+    if (size_ + text.size() > capacity_) grow(size_ + text.size());
+    char* to = bytes_.get() + size_;
     if (text.size() >= 4 && text.size() <= 8) {  // two overlapping 4-byte copies
       std::memcpy(to, text.data(), 4);
       std::memcpy(to + text.size() - 4, text.data() + text.size() - 4, 4);
@@ -62,8 +63,16 @@ class byte_buffer {
   void shrink(std::size_t n) { size_ = n < size_ ? n : size_; }
 
  private:
-  void grow(std::size_t need) { bytes_.resize(std::max(need, 2 * bytes_.size() + 64)); }
-  std::string bytes_;  // capacity: its size
+  // Doubling from 15 bytes, as std::string grows (no zero-filling of the new room).
+  void grow(std::size_t need) {
+    const std::size_t capacity = std::max(need, capacity_ == 0 ? 15 : 2 * capacity_);
+    auto bytes = std::make_unique_for_overwrite<char[]>(capacity);
+    if (size_ != 0) std::memcpy(bytes.get(), bytes_.get(), size_);
+    bytes_ = std::move(bytes);
+    capacity_ = capacity;
+  }
+  std::unique_ptr<char[]> bytes_;
+  std::size_t capacity_ = 0;
   std::size_t size_ = 0;
 };
 
