@@ -116,6 +116,18 @@ analysis analyze(const jinja::program& prog, std::string_view source,
     out.source = analysis_source::dedicated;
     out.handler = std::string(row->name);
     row->describe(source, out);
+    // The row's reasoning markers are the family's; a template that writes others (a variant,
+    // or another family matching the predicate) gets the ones the reasoning stage finds.
+    const auto in_source = [&](const std::string& m) {
+      const std::string t = first_token(m);
+      return t.empty() || source.find(t) != std::string_view::npos;
+    };
+    if (out.reasoning.mode != reasoning_mode::none &&
+        !(in_source(out.reasoning.start) && in_source(out.reasoning.end))) {
+      analysis derived;
+      analyze_reasoning(ctx, derived);
+      if (derived.reasoning.mode != reasoning_mode::none) out.reasoning = derived.reasoning;
+    }
   } else {
     analyze_reasoning(ctx, out);
     analyze_tools(ctx, out);

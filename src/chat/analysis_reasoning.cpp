@@ -84,6 +84,19 @@ void analyze_reasoning(const analysis_context& ctx, analysis& out) {
         out.reasoning = {reasoning_mode::tag_based, s, e};
     }
   }
+  // The same with markers that are not a tag and its closer ("<|START_THINKING|>
+  // <|END_THINKING|>"): the "off" prompt adds exactly two marker tokens to the "on" prompt.
+  if (out.reasoning.mode == reasoning_mode::none && on && off && off->starts_with(*on)) {
+    const std::string extra = trimmed(std::string_view(*off).substr(on->size()));
+    const std::string s = first_token(extra);
+    const std::string e = trimmed(std::string_view(extra).substr(s.size()));
+    const auto is_marker = [](const std::string& t) {
+      return t.size() > 2 && (t.front() == '<' || t.front() == '[') &&
+             (t.back() == '>' || t.back() == ']');
+    };
+    if (is_marker(s) && is_marker(e) && first_token(e) == e && s != e)
+      out.reasoning = {reasoning_mode::tag_based, s, e};
+  }
   // A generation prompt that always opens reasoning ("...<think>\n") whose closing tag the
   // template knows.
   if (out.reasoning.mode == reasoning_mode::none) {

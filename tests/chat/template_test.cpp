@@ -235,6 +235,49 @@ TEST(Template, ReasoningMarkersFromHistory) {
   EXPECT_EQ((*t)->analysis().reasoning.end, "[/THINK]");
 }
 
+// Templates that never render reasoning_content: the markers come from the generation prompt,
+// which adds an empty block when thinking is off ("<think>\n\n</think>", or two markers
+// that are not a tag and its closer, as Command R7B's).
+TEST(Template, ReasoningMarkersFromTheEmptyBlock) {
+  const struct {
+    const char* block;
+    const char* start;
+    const char* end;
+  } rows[] = {{"<think>\n\n</think>\n\n", "<think>", "</think>"},
+              {"<|START_THINKING|><|END_THINKING|>", "<|START_THINKING|>", "<|END_THINKING|>"}};
+  for (const auto& r : rows) {
+    auto t = chat_template::create(
+        std::string(chat_loop_head) +
+        "{{ m.content }}<|end|>{% endfor %}{% if add_generation_prompt %}<|assistant|>{% if "
+        "enable_thinking is defined and not enable_thinking %}" +
+        r.block + "{% endif %}{% endif %}");
+    ASSERT_TRUE(t);
+    EXPECT_EQ((*t)->analysis().reasoning.mode, reasoning_mode::tag_based) << r.block;
+    EXPECT_EQ((*t)->analysis().reasoning.start, r.start);
+    EXPECT_EQ((*t)->analysis().reasoning.end, r.end);
+  }
+}
+
+// A dedicated row's reasoning markers are its family's; a template matching its predicate that
+// thinks in other markers gets those the reasoning stage finds (kept when it finds none).
+TEST(Template, DedicatedRowTakesTheTemplatesReasoningMarkers) {
+  const std::string body = "{{ m.content }}<|end|>{% endfor %}{% if add_generation_prompt %}";
+  auto other = chat_template::create("{# DSML #}" + std::string(chat_loop_head) + body +
+                                     "<|assistant|><rz>{% endif %}{# </rz> #}");
+  ASSERT_TRUE(other);
+  EXPECT_EQ((*other)->analysis().handler, "deepseek-v3.2-dsml");
+  EXPECT_EQ((*other)->analysis().reasoning.start, "<rz>");
+  EXPECT_EQ((*other)->analysis().reasoning.end, "</rz>");
+  auto own = chat_template::create("{# DSML <think></think> #}" + std::string(chat_loop_head) +
+                                   body + "<|assistant|><rz>{% endif %}{# </rz> #}");
+  ASSERT_TRUE(own);
+  EXPECT_EQ((*own)->analysis().reasoning.start, "<think>");
+  auto none = chat_template::create("{# DSML #}" + std::string(chat_loop_head) + body +
+                                    "<|assistant|>{% endif %}");
+  ASSERT_TRUE(none);
+  EXPECT_EQ((*none)->analysis().reasoning.start, "<think>");
+}
+
 TEST(Template, StageFailureNamesTheStage) {
   // Tools are listed but an assistant turn with calls raises.
   auto raising = chat_template::create(chat_template_with(

@@ -31,11 +31,11 @@ constexpr int kDifferentialSilentCeiling = 2;
 // Renamed dedicated templates (101 cases) fall back to differential analysis (no predicate
 // matches, or the matching row does not read back the template's calls) or keep their
 // handler's fixed markers (then their tool requests fail naming the verify stage).
-constexpr int kDedicatedFloor = 50;
-// Silent misreads left, none of them calls read as content: reasoning and content markers
-// differential analysis does not find (gpt-oss channels, DeepSeek V3.2 and Command R7B
-// thinking).
-constexpr int kDedicatedSilentCeiling = 6;
+constexpr int kDedicatedFloor = 53;
+// Silent misreads left, none of them calls read as content: gpt-oss's channels (reasoning and
+// final answer in "<|channel|>NAME<|message|>" blocks), which differential analysis does not
+// model.
+constexpr int kDedicatedSilentCeiling = 3;
 
 // `<X`, `</X`, `<|X`, `<|/X`, `[X]`, `[/X]` with X an ASCII identifier (a tag's name).
 const std::regex& tag_pattern() {
