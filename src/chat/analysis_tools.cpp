@@ -260,6 +260,23 @@ class tool_stage {
     return out;
   }
 
+  // The template numbers calls itself (Kimi K2: "functions.NAME:0", "functions.NAME:1"): a
+  // digit in the text after the first call's name that is the next digit after the second
+  // call's is the call's id (its index, from 0 or 1). npos when there is none.
+  std::size_t call_index_at(const std::string& after_name) const {
+    if (!r_.have_two) return npos;
+    std::size_t n2 = r_.two.find(probe::fn2);
+    if (n2 == npos) return npos;
+    const std::string second = r_.two.substr(n2 + probe::fn2.size(), after_name.size());
+    for (std::size_t p = 0; p < after_name.size(); ++p) {
+      if (after_name[p] != '0' && after_name[p] != '1') continue;
+      std::string numbered = after_name;
+      ++numbered[p];
+      if (numbered == second) return p;
+    }
+    return npos;
+  }
+
   // ---- tag_with_json ----------------------------------------------------------------------
   bool tag_json_call(const std::string& h, core& c) {
     tool_syntax& t = out_.tools;
@@ -277,10 +294,15 @@ class tool_stage {
     }
     std::string between = h.substr(name_end, args.begin - name_end);
     std::size_t id = between.find(probe::id1);
+    std::size_t index = call_index_at(between);
     if (id != npos) {
       t.id_pos = id_position::after_name;
       t.id_prefix = between.substr(0, id);
       t.args_start = between.substr(id + probe::id1.size());
+    } else if (index != npos) {
+      t.id_pos = id_position::after_name;
+      t.id_prefix = between.substr(0, index);
+      t.args_start = between.substr(index + 1);
     } else {
       t.name_suffix = between;
     }

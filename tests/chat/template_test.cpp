@@ -107,6 +107,22 @@ TEST(Template, DifferentialJsonNative) {
 
 // Calls numbered by the template instead of carrying the request's id (Cohere's
 // "tool_call_id": "0"), written before the name: the numbered field is the id field.
+// Calls the template numbers after the name (Kimi K2's "functions.NAME:0"), from 0 or 1.
+TEST(Template, DifferentialTagWithJsonIndexAfterName) {
+  for (const char* index : {"loop.index0", "loop.index"}) {
+    auto t = chat_template::create(chat_template_with(
+        std::string(
+            "{{ m.content }}{% for tc in m.tool_calls %}<call>fn.{{ tc.function.name }}:{{ ") +
+        index + " }}<args>{{ tc.function.arguments | tojson }}</call>{% endfor %}"));
+    ASSERT_TRUE(t);
+    const analysis& a = (*t)->analysis();
+    EXPECT_EQ(a.tool_error, "") << index;
+    EXPECT_EQ(a.tools.id_pos, id_position::after_name) << index;
+    EXPECT_EQ(a.tools.id_prefix, ":") << index;
+    EXPECT_EQ(a.tools.args_start, "<args>") << index;
+  }
+}
+
 TEST(Template, DifferentialJsonNativeIndexIds) {
   auto t = chat_template::create(chat_template_with(
       "{{ m.content }}{% if m.tool_calls %}<act>[{% for tc in m.tool_calls %}{\"tool_call_id\": "
@@ -142,12 +158,12 @@ TEST(Template, PredicateMatchesThatDoNotReadBackFallBack) {
       {"fix-up, json calls",
        "{# <|CHATBOT_TOKEN|> Action: #}" + chat_template_with(json_calls_body), "", "the fix-ups",
        false},
-      // Nothing reads "<call>fn.NAME:0<args>{...}" back: the row stays, with the verify error.
+      // Nothing reads "<call>fn.NAME:a<args>{...}" back: the row stays, with the verify error.
       {"dedicated row, unreadable calls",
        "{# [TOOL_CALLS] [ARGS] #}" +
            chat_template_with("{{ m.content }}{% for tc in m.tool_calls %}<call>fn.{{ "
-                              "tc.function.name }}:{{ loop.index0 }}<args>{{ tc.function.arguments "
-                              "| tojson }}</call>{% endfor %}"),
+                              "tc.function.name }}:{{ 'abcdefgh'[loop.index0] }}<args>{{ "
+                              "tc.function.arguments | tojson }}</call>{% endfor %}"),
        "ministral-3", "", true},
       {"no predicate", chat_template_with(json_calls_body), "", "", false},
   };

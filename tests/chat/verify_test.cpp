@@ -1,7 +1,7 @@
 // The verify stage (src/chat/verify.cpp): a derived tool syntax must read back the template's
 // own rendering of one call and of two. Small handwritten templates: one the differential
-// stages read right (no error), one whose calls carry their index after the name (the stages
-// take the first call's index for a constant marker, so two calls do not read back: explicit
+// stages read right (no error), one whose calls carry a letter after the name (the stages
+// take the first call's letter for a constant marker, so two calls do not read back: explicit
 // error, and tool requests fail with it instead of streaming calls as content), and ones whose
 // history form does not continue the generation prompt (the calls are looked for in the
 // render). Loaded analyses are the user's word and are not verified.
@@ -24,9 +24,11 @@ const std::string json_calls =
     "{{ m.content }}{% for tc in m.tool_calls %}<call>{\"name\": \"{{ tc.function.name }}\", "
     "\"arguments\": {{ tc.function.arguments | tojson }}}</call>{% endfor %}";
 
-// Kimi-like: the call's index is glued after the name (":0", ":1").
+// The call's position glued after the name as a letter (":a", ":b"): the stages take the first
+// call's letter for a constant marker (a number is recognized as the call's index).
 const std::string indexed_calls =
-    "{{ m.content }}{% for tc in m.tool_calls %}<call>fn.{{ tc.function.name }}:{{ loop.index0 "
+    "{{ m.content }}{% for tc in m.tool_calls %}<call>fn.{{ tc.function.name }}:{{ "
+    "'abcdefgh'[loop.index0] "
     "}}<args>{{ tc.function.arguments | tojson }}</call>{% endfor %}";
 
 // Ministral-like (a dedicated format): "[TOOL_CALLS]NAME[ARGS]{json}".
