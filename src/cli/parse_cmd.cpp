@@ -31,12 +31,13 @@ int fail_with(base::error e) {
   return exit_failed;
 }
 
-// --stream: one JSON line per delta, then {"finish_reason", "message"}.
+// --stream: one JSON line per delta, then {"finish_reason", "message"}. Deltas come as views
+// (session::feed_view): no copy of the streamed text per delta.
 int run_stream(const chat::prepared& prepared, const std::string& output, std::size_t chunk) {
   stream::session s(prepared);
   const std::size_t step = chunk == 0 ? output.size() : chunk;
   for (std::size_t at = 0; at < output.size(); at += step) {
-    auto deltas = s.feed(std::string_view(output).substr(at, step));
+    auto deltas = s.feed_view(std::string_view(output).substr(at, step));
     if (!deltas) return fail_with(std::move(deltas).error());
     for (const auto& d : *deltas) std::cout << json::dump(d.to_json()) << '\n';
   }
