@@ -97,6 +97,16 @@ void analyze_reasoning(const analysis_context& ctx, analysis& out) {
     if (is_marker(s) && is_marker(e) && first_token(e) == e && s != e)
       out.reasoning = {reasoning_mode::tag_based, s, e};
   }
+  // A history turn that starts with an empty block ("<think></think>answer"): the template
+  // keeps the block and drops its text (Kimi K2 Thinking, for the last turn).
+  if (out.reasoning.mode == reasoning_mode::none && plain) {
+    const std::size_t k = plain->rfind(probe::content);
+    const std::string before = k == std::string::npos ? "" : trimmed(plain->substr(0, k));
+    const std::string e = last_token(before);
+    const std::string s =
+        last_token(trimmed(std::string_view(before).substr(0, before.size() - e.size())));
+    if (!s.empty() && closing_of(s) == e) out.reasoning = {reasoning_mode::tag_based, s, e};
+  }
   // A generation prompt that always opens reasoning ("...<think>\n") whose closing tag the
   // template knows.
   if (out.reasoning.mode == reasoning_mode::none) {

@@ -251,6 +251,18 @@ TEST(Template, ReasoningMarkersFromHistory) {
   EXPECT_EQ((*t)->analysis().reasoning.end, "[/THINK]");
 }
 
+// A template that keeps an empty block in history turns and drops the reasoning text.
+TEST(Template, ReasoningMarkersFromAnEmptyHistoryBlock) {
+  auto t = chat_template::create(chat_template_with("<rz></rz>{{ m.content }}"));
+  ASSERT_TRUE(t);
+  EXPECT_EQ((*t)->analysis().reasoning.mode, reasoning_mode::tag_based);
+  EXPECT_EQ((*t)->analysis().reasoning.start, "<rz>");
+  EXPECT_EQ((*t)->analysis().reasoning.end, "</rz>");
+  auto plain = chat_template::create(chat_template_with("<rz>{{ m.content }}"));
+  ASSERT_TRUE(plain);
+  EXPECT_EQ((*plain)->analysis().reasoning.mode, reasoning_mode::none);
+}
+
 // Templates that never render reasoning_content: the markers come from the generation prompt,
 // which adds an empty block when thinking is off ("<think>\n\n</think>", or two markers
 // that are not a tag and its closer, as Command R7B's).
