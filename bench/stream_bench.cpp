@@ -23,19 +23,23 @@
 // for the one-shot parse. (Earlier numbers, 8.3 / 4.8 / 2.6 / 2.6 ms, also timed every feed
 // with two clock reads of ~70 ns each.)
 // Session 5 (feed_view with the lean feed, src/stream/lean_feed.h; BM_session_* now call
-// feed_view): 64 KB stream_ms / parse_ms / stream_x_parse / last_x_first, CPU time on a loaded
-// 2-core machine — Qwen3 JSON 2.9 / 0.096 / 31× / 0.70, Qwen3-Coder 0.76 / 0.066 / 12× / 4.0,
-// content 0.60 / 0.027 / 22× / 4.6, reasoning 0.71 / 0.027 / 26× / 7.6 (reference: 1.4 s,
-// 4.9–5.1 s, 2.8 s). Before, same build: 4.3 / 4.7 / 1.5 / 1.7 ms. Growth 1/4/16/64 KB
-// (stream_ms): JSON 0.075 / 0.20 / 0.75 / 2.9, Coder 0.033 / 0.063 / 0.18 / 0.76, content
-// 0.023 / 0.045 / 0.14 / 0.60, reasoning 0.026 / 0.052 / 0.16 / 0.71. Instructions (callgrind,
-// feeds + finish / one parse): JSON 48.1 M → 30.9 M (13× → 33×: one parse fell 3.58 M → 0.94 M
-// meanwhile), Coder 32.5 M → 8.0 M (18× → 8.3×), content 16.1 M → 6.0 M (22× → 15×),
-// reasoning 17.8 M → 7.0 M (24× → 17×). A lean 4-byte feed is ~100 instructions; what remains
-// is the matcher's warm-up match every 2 KB (for JSON it matches the whole string again: most
-// of the 30 M), the catch-up pass, the usual path for chunks holding a whole marker or escape,
-// and finish's parse. last_x_first at 64 KB counts one 2 KB catch-up plus the output buffer's
-// last doubling inside the last 64 feeds (16 KB: 0.45 content, 2.6 reasoning).
+// feed_view). 64 KB, stream_ms / parse_ms / stream_x_parse / last_x_first, CPU time on a
+// loaded 2-core machine (±30% between runs): Qwen3 JSON 0.92–1.35 / 0.092–0.108 / 10–12.5× /
+// 0.57, Qwen3-Coder 0.76–1.03 / 0.073–0.080 / 9.5–12.9× / 0.8–0.94, content 0.43–0.58 /
+// 0.030 / 14–18.6× / 0.30, reasoning 0.49–0.53 / 0.029–0.032 / 16.7–16.9× / 1.7 (reference:
+// 1.4 s, 4.9–5.1 s, 2.8 s; before this session's change: 4.3 / 4.7 / 1.5 / 1.7 ms). Growth
+// 1/4/16/64 KB, stream_ms: JSON 0.057 / 0.11 / 0.33 / 1.35, Coder 0.038 / 0.068 / 0.26 / 1.03,
+// content 0.023 / 0.041 / 0.10 / 0.58, reasoning 0.025 / 0.040 / 0.12 / 0.53; last_x_first ≤ 2
+// everywhere but reasoning at 1 KB (2.15: its last feeds close the block and read the answer).
+// Instructions (callgrind, all feeds + finish vs one stream::parse, which itself fell 2–4×
+// this session from the parse-speed work): JSON 48.1 M → 11.5 M (13× → 12.5×), Coder 32.5 M →
+// 7.4 M (18× → 7.7×), content 16.1 M → 4.2 M (22× → 10.5×), reasoning 17.8 M → 4.9 M (24× →
+// 11.6×); per 4-byte feed on average 667 / 403 / 236 / 276 instructions (was 2766 / 1886 /
+// 943 / 1046). A lean feed is ~70 instructions plus ~200 when a byte needs a closer look (a
+// '<', UTF-8); the rest: the matcher's warm-up match every 2 KB (for JSON it matches the whole
+// string again: ~6.5 M of the 11.5 M, see /work/notes/findings.md), the catch-up pass, the
+// usual path for chunks holding a whole marker or an escape it does not copy, and finish's
+// parse (~0.9× one parse). The 3× goal is not met.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
