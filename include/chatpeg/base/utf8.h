@@ -122,14 +122,17 @@ class stop_scanner {
 #if defined(__SSE2__)
     while (p + 16 <= n) {
       const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + p));
-      int m = s_.high ? _mm_movemask_epi8(x) : 0;
+      // Lanes with the top bit set are stops: x itself for bytes >= 0x80, all-ones compares.
+      __m128i acc = s_.high ? x : _mm_setzero_si128();
       // x <= below - 1 (unsigned) exactly where max(x, below - 1) == below - 1.
-      if (s_.below != 0) m |= _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(x, top_), top_));
-      if (s_.count > 0) m |= _mm_movemask_epi8(_mm_cmpeq_epi8(x, b0_));
-      if (s_.count > 1) m |= _mm_movemask_epi8(_mm_cmpeq_epi8(x, b1_));
-      if (s_.count > 2) m |= _mm_movemask_epi8(_mm_cmpeq_epi8(x, b2_));
-      if (s_.count > 3) m |= _mm_movemask_epi8(_mm_cmpeq_epi8(x, b3_));
-      if (m != 0) return p + static_cast<std::size_t>(std::countr_zero(static_cast<unsigned>(m)));
+      if (s_.below != 0) acc = _mm_or_si128(acc, _mm_cmpeq_epi8(_mm_max_epu8(x, top_), top_));
+      if (s_.count > 0) acc = _mm_or_si128(acc, _mm_cmpeq_epi8(x, b0_));
+      if (s_.count > 1) acc = _mm_or_si128(acc, _mm_cmpeq_epi8(x, b1_));
+      if (s_.count > 2) acc = _mm_or_si128(acc, _mm_cmpeq_epi8(x, b2_));
+      if (s_.count > 3) acc = _mm_or_si128(acc, _mm_cmpeq_epi8(x, b3_));
+      if (const int m = _mm_movemask_epi8(acc); m != 0) {
+        return p + static_cast<std::size_t>(std::countr_zero(static_cast<unsigned>(m)));
+      }
       p += 16;
     }
 #endif
