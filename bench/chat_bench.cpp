@@ -20,7 +20,7 @@
 // until's candidates; sanitize_utf8 validates once and copies; value_converter copies verbatim
 // string runs, escapes included, in one append; outputs reserved once), same machine, CPU time
 // over 3–4 runs: Qwen3 JSON 0.38–0.54 → 0.10–0.12 ms, Qwen3-Coder tagged 0.27–0.41 → 0.14–0.16
-// ms; callgrind per stream::parse: JSON 3.67 M → 0.89 M instructions, tagged 2.74 M → 1.06 M
+// ms; callgrind per stream::parse: JSON 3.67 M → 0.88 M instructions, tagged 2.74 M → 1.05 M
 // (about 0.2 M of each is libc memcpy of the 64 KB copies: input, sanitized text, arguments).
 // Paired run under heavier load (before = 295745a built alike, alternating, 3 runs each): JSON
 // 0.35–0.57 → 0.15–0.18 ms, tagged 0.30–0.42 → 0.13–0.19 ms.
