@@ -427,7 +427,7 @@ struct gateway::impl {
       job.cancel = true;
       return false;
     };
-    auto write_deltas = [&](const std::vector<stream::delta>& deltas) {
+    auto write_deltas = [&](const auto& deltas) {  // deltas or views: the same JSON
       for (const auto& d : deltas) {
         if (d.empty()) continue;
         if (!write(detail::chunk_json(job.meta, d.to_json(), std::nullopt))) {

@@ -1,5 +1,6 @@
 // The adapter between the gateway and the chat/stream layers (see pipeline.h): a response
-// is a stream::session (feed → OpenAI deltas, finish → final message and reason). Output that
+// is a stream::session (feed → OpenAI deltas as views, session::feed_view; finish → final
+// message and reason). Output that
 // stops matching the parser switches the response to fallback: everything the session has
 // not wholly sent is delivered as content and the response still completes, with a warning
 // for the log — model output never becomes an HTTP error.
@@ -29,16 +30,19 @@ class session_stream final : public response_stream {
       : session_(
             p, {.id_generator = stream::generate_call_id, .special_tokens = to_pairs(specials)}) {}
 
-  std::vector<stream::delta> feed(std::string_view chunk,
-                                  std::span<const std::int32_t> tokens) override {
+  std::span<const stream::delta_view> feed(std::string_view chunk,
+                                           std::span<const std::int32_t> tokens) override {
     const std::size_t before = output_.size();
     output_.append(chunk);
     if (!fallback_) {
-      auto r = session_.feed(chunk, tokens);
-      if (r) return std::move(*r);
+      auto r = session_.feed_view(chunk, tokens);
+      if (r) return *r;
       start_fallback(r.error(), before);
     }
-    return content_until(output_.size() - base::utf8_incomplete_tail(output_));
+    fallback_deltas_ = content_until(output_.size() - base::utf8_incomplete_tail(output_));
+    fallback_views_.clear();
+    for (const auto& d : fallback_deltas_) fallback_views_.push_back({.content = d.content});
+    return fallback_views_;
   }
 
   stream_finish finish(bool hit_token_limit) override {
@@ -84,6 +88,8 @@ class session_stream final : public response_stream {
   }
 
   stream::session session_;
+  std::vector<stream::delta> fallback_deltas_;  // feed's deltas in fallback, and their views
+  std::vector<stream::delta_view> fallback_views_;
   std::string output_;
   bool fallback_ = false;
   std::size_t fallback_from_ = 0;

@@ -32,8 +32,9 @@ struct stream_finish {
 class response_stream {
  public:
   virtual ~response_stream() = default;
-  virtual std::vector<stream::delta> feed(std::string_view chunk,
-                                          std::span<const std::int32_t> tokens) = 0;
+  // The deltas as views into the stream's buffers, valid until the next feed or finish.
+  virtual std::span<const stream::delta_view> feed(std::string_view chunk,
+                                                   std::span<const std::int32_t> tokens) = 0;
   virtual stream_finish finish(bool hit_token_limit) = 0;
 };
 
