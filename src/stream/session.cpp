@@ -22,6 +22,7 @@
 #include "stream/markers.h"
 #include "stream/open_span.h"
 #include "stream/parse_internal.h"
+#include "stream/special_markers.h"
 
 namespace chatpeg::stream {
 namespace {
@@ -142,9 +143,7 @@ struct session::state {
   // original bytes at the same offsets. The matcher sees the output up to `decided`: an
   // occurrence whose tokens are not all known yet (a marker prefix at the end, or a marker
   // whose token may continue past it) waits there.
-  std::vector<std::pair<std::string, std::int32_t>> specials;
-  std::array<bool, 256> special_first{};
-  char neutral = '~';
+  detail::special_markers specials;
   bool token_mode = false;
   std::string shadow;
   std::size_t scan_from = 0;  // output offset: occurrences starting before it are decided
@@ -224,35 +223,10 @@ struct session::state {
   static constexpr std::int32_t kNoIds = -2;
 
   // Decides the marker occurrences from scan_from on (at_end: the output is complete) and
-  // moves `decided`. A marker with a known id counts as the marker only when one token of
-  // exactly that id made exactly its bytes; else its first byte is neutralized in shadow.
+  // moves `decided` (special_markers::decide).
   void decide_markers(bool at_end) {
-    const std::string_view out = output();
-    const std::size_t base = prefix_size();
-    std::size_t p = scan_from;
-    for (; p < out.size(); ++p) {
-      if (!special_first[static_cast<unsigned char>(out[p])]) continue;
-      bool wait = false;
-      for (const auto& [text, id] : specials) {
-        const std::size_t rem = out.size() - p;
-        if (out.compare(p, std::min(rem, text.size()), text, 0, std::min(rem, text.size())) != 0) {
-          continue;
-        }
-        if (rem < text.size() || (rem == text.size() && !at_end)) {
-          if (!at_end) wait = true;  // cut by the end, or its token may continue
-          continue;
-        }
-        bool known = true, exact = tokens[p] == id;
-        for (std::size_t k = p; k < p + text.size(); ++k) known &= tokens[k] != kNoIds;
-        for (std::size_t k = p + 1; k < p + text.size() && exact; ++k) exact = tokens[k] == -1;
-        if (exact && p + text.size() < out.size()) exact = tokens[p + text.size()] != -1;
-        if (known && !exact) shadow[base + p] = neutral;
-        break;
-      }
-      if (wait) break;
-    }
-    scan_from = p;
-    decided = p;
+    scan_from = decided =
+        specials.decide(output(), tokens, shadow, prefix_size(), scan_from, at_end, kNoIds);
   }
 
   void reset_growing() {
@@ -556,29 +530,6 @@ struct session::state {
       if (fold.counted_text(i)) {
         if (span_text != peg::no_ast) return;  // (cannot happen: nested text is not counted)
         span_text = i;
-      }
-    }
-  }
-
-  void set_specials(const peg::grammar& g) {
-    for (const auto& [text, id] : options.special_tokens) {
-      if (text.empty() || id < 0) continue;
-      specials.emplace_back(text, id);
-      special_first[static_cast<unsigned char>(text[0])] = true;
-    }
-    // The neutral byte starts no literal and no `until` delimiter of the grammar.
-    std::array<bool, 256> used{};
-    for (const auto& n : g.nodes()) {
-      if (const auto* l = std::get_if<peg::nodes::literal>(&n)) {
-        used[static_cast<unsigned char>(l->text[0])] = true;
-      } else if (const auto* u = std::get_if<peg::nodes::until>(&n)) {
-        for (std::size_t b = 0; b < 256; ++b) used[b] = used[b] || u->first_bytes[b];
-      }
-    }
-    for (const char c : std::string_view("~^`|_#%&*+=?@;!$")) {
-      if (!used[static_cast<unsigned char>(c)]) {
-        neutral = c;
-        break;
       }
     }
   }
@@ -991,7 +942,7 @@ session::session(const chat::prepared& p, session_options options)
     for (std::size_t b = 0; b < 256; ++b) {
       state_->text_stop[b] = state_->markers->first()[b] || state_->alts->first_bytes()[b];
     }
-    state_->set_specials(*p.parser);
+    state_->specials.set(*p.parser, state_->options.special_tokens);
     state_->ids_expected = grammar_has_ids(*p.parser);
   }
   state_->reset();
