@@ -46,13 +46,17 @@ std::vector<std::string> collect_preserved_tokens(const analysis& a) {
   add(a.content.end);
   const tool_syntax& t = a.tools;
   if (t.format != tool_format::none) {
+    // Python calls' own punctuation ("(", "=", ")") is text, not a special token.
+    const bool py = t.pythonic;
     for (std::string_view m :
          {std::string_view(t.section_start), std::string_view(t.section_end),
           std::string_view(t.call_start), std::string_view(t.call_end),
-          std::string_view(t.name_prefix), std::string_view(t.name_suffix),
+          std::string_view(t.name_prefix),
+          (py ? std::string_view() : std::string_view(t.name_suffix)),
           std::string_view(t.id_prefix), std::string_view(t.id_suffix),
-          std::string_view(t.args_start), std::string_view(t.args_end),
-          std::string_view(t.arg_name_prefix), std::string_view(t.arg_name_suffix),
+          std::string_view(t.args_start), (py ? std::string_view() : std::string_view(t.args_end)),
+          std::string_view(t.arg_name_prefix),
+          (py ? std::string_view() : std::string_view(t.arg_name_suffix)),
           std::string_view(t.arg_value_end)}) {
       // A marker spanning several lines is several tokens ("</parameter>\n</function>").
       std::size_t b = 0;
@@ -135,7 +139,7 @@ analysis analyze(const jinja::program& prog, std::string_view source,
   }
   for (const auto& f : fixups())
     if (options.fixups && f.applies(source, out)) {
-      f.apply(out);
+      f.apply(source, out);
       out.fixups.emplace_back(f.name);
     }
   // Dedicated rows and fix-ups may set the reference's token list; otherwise every marker.

@@ -124,13 +124,14 @@ class tool_stage {
                      enclosing_object(h, h.find(quoted(probe::fn1))).begin != npos;
     bool arg_quoted = h.find(quoted(probe::arg1)) != npos &&
                       enclosing_object(h, h.find(quoted(probe::arg1))).begin != npos;
+    core c1;
     if (h.find(std::string(probe::fn1) + "(") != npos) {
-      fail("classification",
-           "the call is written as a Python call (pythonic); no dedicated "
-           "format matched this template");
+      t.format = tool_format::tag_with_tagged;
+      t.pythonic = true;
+      if (!tagged_call(h, c1)) return;
+      pythonic_calls(c1);
       return;
     }
-    core c1;
     if (fn_quoted) {
       t.format = tool_format::json_native;
       if (!json_call(h, c1)) return;
@@ -384,6 +385,43 @@ class tool_stage {
     }
     c = {n1, vend};
     return true;
+  }
+
+  // ---- pythonic calls: [name(a='x', b=1), ...] ---------------------------------------------
+  // The arguments' syntax comes from tagged_call ("(" after the name, "=" after argument names,
+  // the separator, Python or JSON values); here the ")" that closes them, the separator
+  // between calls, and what encloses the list ("<|tool_call_start|>[" ... "]<|tool_call_end|>").
+  void pythonic_calls(const core& c1) {
+    tool_syntax& t = out_.tools;
+    const std::string& h = r_.one;
+    std::string before = trimmed(h.substr(0, c1.begin));
+    std::string after = h.substr(c1.end);
+    std::size_t close = after.find(')');
+    if (close == npos || !trimmed(after.substr(0, close)).empty()) {
+      fail("pythonic calls", "the arguments are not closed by ')' after the last value");
+      return;
+    }
+    t.args_end = ")";
+    after = trimmed(after.substr(close + 1));
+    if (r_.have_two) {
+      std::size_t n2 = r_.two.find(probe::fn2, c1.end);
+      std::size_t end1 = r_.two.find(')', c1.end);
+      if (n2 == npos || end1 == npos || end1 > n2) {
+        fail("pythonic calls", "the second call is not found after the first");
+        return;
+      }
+      t.call_separator = r_.two.substr(end1 + 1, n2 - end1 - 1);
+    } else {
+      t.call_separator = ", ";
+    }
+    if (!before.empty() && before.back() == '[' && !after.empty() && after.front() == ']') {
+      t.array_wrapped = true;
+      before.pop_back();
+      after.erase(0, 1);
+    }
+    t.section_start = trimmed(before);
+    t.section_end = trimmed(after);
+    t.name_suffix = "(";
   }
 
   // ---- calls: section / per-call markers / separator ---------------------------------------
