@@ -134,7 +134,7 @@ const std::vector<dedicated_format>& dedicated_formats();
 struct fixup {
   std::string_view name;
   std::function<bool(std::string_view source, const analysis& a)> applies;
-  std::function<void(analysis& a)> apply;
+  std::function<void(std::string_view source, analysis& a)> apply;
 };
 const std::vector<fixup>& fixups();
 

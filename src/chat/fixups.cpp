@@ -12,14 +12,28 @@ bool has(std::string_view src, std::string_view needle) {
 }
 
 // Old Qwen-style templates (QwQ, DeepSeek-R1-Distill) strip "...</think>" from history with
-// content.split('</think>') and never read reasoning_content: the model still thinks.
+// content.split('</think>') and never read reasoning_content: the model still thinks (in
+// whatever tag the template strips: "</X>" gives <X>...</X>).
+std::string split_closing_tag(std::string_view s) {
+  for (std::string_view open : {"split('</", "split(\"</"}) {
+    for (std::size_t k = s.find(open); k != std::string_view::npos; k = s.find(open, k + 1)) {
+      const char quote = open[6];
+      const std::size_t tag = k + open.size() - 2;  // at "</"
+      const std::size_t close = s.find(std::string{'>', quote, ')'}, tag);
+      if (close == std::string_view::npos || close - tag > 40) continue;
+      std::string t(s.substr(tag, close + 1 - tag));
+      if (t.find_first_of(" \n'\"") == std::string::npos) return t;
+    }
+  }
+  return {};
+}
 bool splits_think(std::string_view s, const analysis& a) {
-  return a.source != analysis_source::dedicated &&
-         (has(s, "split('</think>')") || has(s, "split(\"</think>\")")) &&
+  return a.source != analysis_source::dedicated && !split_closing_tag(s).empty() &&
          !has(s, "reasoning_content");
 }
-void set_think(analysis& a) {
-  a.reasoning = {reasoning_mode::tag_based, "<think>", "</think>"};
+void set_think(std::string_view s, analysis& a) {
+  const std::string end = split_closing_tag(s);
+  a.reasoning = {reasoning_mode::tag_based, "<" + end.substr(2), end};
   a.caps.supports_reasoning = true;
 }
 
@@ -28,7 +42,7 @@ void set_think(analysis& a) {
 bool granite_3_3(std::string_view s, const analysis&) {
   return has(s, "<think></think>") && has(s, "<response></response>");
 }
-void set_granite_3_3(analysis& a) {
+void set_granite_3_3(std::string_view, analysis& a) {
   a.reasoning = {reasoning_mode::tag_based, "<think>", "</think>"};
   a.content = {"<response>", "</response>"};
   a.caps.supports_reasoning = true;
@@ -47,7 +61,7 @@ void set_granite_3_3(analysis& a) {
 bool command_r_plus(std::string_view s, const analysis&) {
   return has(s, "<|CHATBOT_TOKEN|>") && has(s, "Action:") && !has(s, "<|START_ACTION|>");
 }
-void set_command_r_plus(analysis& a) {
+void set_command_r_plus(std::string_view, analysis& a) {
   a.content = {"<|CHATBOT_TOKEN|>", "<|END_OF_TURN_TOKEN|>"};
   tool_syntax t;
   t.format = tool_format::json_native;
@@ -68,7 +82,7 @@ void set_command_r_plus(analysis& a) {
 bool deepseek_r1_tools(std::string_view s, const analysis&) {
   return has(s, "<｜tool▁call▁begin｜>") && has(s, "```json") && has(s, "<｜tool▁sep｜>");
 }
-void set_deepseek_r1_tools(analysis& a) {
+void set_deepseek_r1_tools(std::string_view, analysis& a) {
   tool_syntax t;
   t.format = tool_format::tag_with_json;
   t.section_start = "<｜tool▁calls▁begin｜>";

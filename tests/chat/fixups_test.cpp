@@ -93,6 +93,28 @@ TEST(Fixups, PlainTemplateGetsNone) {
   EXPECT_TRUE((*t)->analysis().fixups.empty());
 }
 
+// The tag is the one the template strips (double quotes too); a split on something that is not
+// a closing tag is not reasoning.
+TEST(Fixups, ThinkSplitTakesTheStrippedTag) {
+  const struct {
+    const char* source;
+    const char* start;  // "" = no reasoning
+    const char* end;
+  } rows[] = {
+      {"{% set c = 'x'.split(\"</reason>\")[-1] %}", "<reason>", "</reason>"},
+      {"{% set c = 'x'.split('</think>')[-1] %}", "<think>", "</think>"},
+      {"{% set c = 'x'.split('</ b>')[-1] %}", "", ""},
+      {"{% set c = 'x'.split(',')[-1] %}", "", ""},
+  };
+  for (const auto& r : rows) {
+    auto t = chat_template::create(std::string(r.source) + loop);
+    ASSERT_TRUE(t) << r.source;
+    const analysis& a = (*t)->analysis();
+    EXPECT_EQ(a.reasoning.start, r.start) << r.source;
+    EXPECT_EQ(a.reasoning.end, r.end) << r.source;
+  }
+}
+
 TEST(Fixups, ThinkSplitNeedsNoReasoningContent) {
   // A template that reads reasoning_content is analysed, not patched.
   auto t = chat_template::create(

@@ -31,7 +31,7 @@ constexpr int kDifferentialSilentCeiling = 2;
 // Renamed dedicated templates (101 cases) fall back to differential analysis (no predicate
 // matches, or the matching row does not read back the template's calls) or keep their
 // handler's fixed markers (then their tool requests fail naming the verify stage).
-constexpr int kDedicatedFloor = 72;
+constexpr int kDedicatedFloor = 79;
 // Silent misreads left, none of them calls read as content: gpt-oss's channels (reasoning and
 // final answer in "<|channel|>NAME<|message|>" blocks), which differential analysis does not
 // model.
