@@ -93,12 +93,13 @@ step matcher::state::dispatch(node_id id, std::uint32_t pos) {
       return match_choice(*std::get_if<nodes::choice>(&n), pos);
     case kind<nodes::repetition>: {
       const auto& rep = *std::get_if<nodes::repetition>(&n);
-      if (growing) return match_repetition_growing(id, rep, pos);
       // A loop with a precomputed plan runs as one scan. Not while an error is recomputed
       // without first-byte skipping: that run must list every alternative tried.
       if (rep.plan < g->loop_plans().size() && skip_alternatives && options.loop_plans) {
-        return match_escaped_text(g->loop_plans()[rep.plan], pos);
+        const loop_plan& plan = g->loop_plans()[rep.plan];
+        return growing ? match_escaped_text_growing(id, plan, pos) : match_escaped_text(plan, pos);
       }
+      if (growing) return match_repetition_growing(id, rep, pos);
       return match_repetition(rep, pos);
     }
     case kind<nodes::peek>: {

@@ -161,6 +161,18 @@ struct matcher::state {
   // finished without seeing the end of input, and records the new such iterations.
   step match_repetition_growing(node_id id, const nodes::repetition& rep, std::uint32_t pos);
 
+  // The growing-cache entry of (id, pos) or nullptr; found: its index + 1, or 0.
+  const memo_entry* growing_entry(node_id id, std::uint32_t pos, std::uint32_t& found) {
+    found = cached_nodes[id] != 0 ? memo.find_index(id, pos) : 0;
+    return found != 0 ? &memo.entry(found - 1) : nullptr;
+  }
+  // Replays a result entry found by a node that reset `examined` to its own start.
+  step replay_growing(const memo_entry& e, std::uint32_t saved_examined) {
+    const step r = replay(e);
+    touch(saved_examined);
+    return r;
+  }
+
   // Writes a growing-cache entry for (id, pos) (found: its existing index + 1, or 0). An entry
   // already written during this call is left alone (its AST may be pending).
   void store(node_id id, std::uint32_t pos, std::uint32_t found, memo_entry e);
@@ -169,7 +181,17 @@ struct matcher::state {
 
   // A repetition with an escaped_text loop_plan: the same result as match_repetition over its
   // choice, in one loop (plain bytes through the plan's table, escapes inline).
-  step match_escaped_text(const loop_plan& plan, std::uint32_t pos);
+  step match_escaped_text(const loop_plan& plan, std::uint32_t pos) {
+    std::uint32_t boundary = pos;
+    return scan_escaped_text(plan, pos, boundary);
+  }
+  // The scan from `from`; `boundary` receives the last position it reached between whole
+  // iterations (plain bytes and complete escapes): appended input cannot change the scan
+  // before it, so a growing match resumes there.
+  step scan_escaped_text(const loop_plan& plan, std::uint32_t from, std::uint32_t& boundary);
+  // match_escaped_text with growing caches (node `id`, the repetition): resumes from the
+  // boundary a previous call recorded, records the new one or the decided result.
+  step match_escaped_text_growing(node_id id, const loop_plan& plan, std::uint32_t pos);
   void fill_plan_stops();
 
   step match_any(node_id id, std::uint32_t pos);

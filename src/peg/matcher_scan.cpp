@@ -97,17 +97,12 @@ step matcher::state::match_repetition_growing(node_id id, const nodes::repetitio
   std::uint32_t found = 0;
   const std::uint32_t saved_examined = examined;
   examined = pos;
-  if (cached_nodes[id] != 0 && (found = memo.find_index(id, pos)) != 0) {
-    const memo_entry& e = memo.entry(found - 1);
-    if (e.kind == memo_kind::result) {
-      const step r = replay(e);
-      touch(saved_examined);
-      return r;
-    }
-    replay_ast(e);
-    p = e.end;
-    count = e.count;
-    touch(e.examined);
+  if (const memo_entry* e = growing_entry(id, pos, found)) {
+    if (e->kind == memo_kind::result) return replay_growing(*e, saved_examined);
+    replay_ast(*e);
+    p = e->end;
+    count = e->count;
+    touch(e->examined);
   }
   const std::uint32_t resumed = count;
   std::uint32_t perm_count = count, perm_end = p, perm_examined = examined;
@@ -218,14 +213,46 @@ void matcher::state::fill_plan_stops() {
   }
 }
 
-step matcher::state::match_escaped_text(const loop_plan& plan, std::uint32_t pos) {
+step matcher::state::match_escaped_text_growing(node_id id, const loop_plan& plan,
+                                                std::uint32_t pos) {
+  std::uint32_t from = pos;
+  std::uint32_t found = 0;
+  const std::uint32_t saved_examined = examined;
+  examined = pos;
+  if (const memo_entry* e = growing_entry(id, pos, found)) {
+    if (e->kind == memo_kind::result) return replay_growing(*e, saved_examined);
+    from = e->end;  // [pos, from) is whole iterations
+    touch(e->examined);
+  }
+  std::uint32_t boundary = from;
+  const step r = scan_escaped_text(plan, from, boundary);
+  if (r.status == match_status::success && examined <= size &&
+      r.end - pos >= options.growing_cache_span) {
+    memo_entry e;
+    e.status = match_status::success;
+    e.end = r.end;
+    e.examined = examined;
+    store(id, pos, found, e);
+  } else if (boundary > from && boundary - pos >= options.growing_cache_span) {
+    memo_entry e;
+    e.kind = memo_kind::progress;
+    e.end = boundary;
+    e.examined = boundary;
+    store(id, pos, found, e);
+  }
+  touch(saved_examined);
+  return r;
+}
+
+step matcher::state::scan_escaped_text(const loop_plan& plan, std::uint32_t from,
+                                       std::uint32_t& boundary) {
   const auto* bytes = reinterpret_cast<const unsigned char*>(data);
   const std::uint8_t* table = plan.bytes;
   const auto index = static_cast<std::size_t>(&plan - g->loop_plans().data());
   if (plan_stops.size() != g->loop_plans().size()) fill_plan_stops();
   const bool swar = plan_swar[index] != 0;
   const base::stop_scanner scanner(plan_stops[index]);
-  std::uint32_t p = pos;
+  std::uint32_t p = from;
   // The loop ends (success at p) where neither alternative matches; need_more_input where the
   // node-by-node match would have reached the end of input inside an alternative (lenient).
   // Bytes >= 0x80 are plain in the table (see loop_plans.cpp): UTF-8 needs no decoding here.
@@ -240,6 +267,7 @@ step matcher::state::match_escaped_text(const loop_plan& plan, std::uint32_t pos
       }
       while (p < size && plain_at(p)) ++p;
     }
+    boundary = p < size ? p : size;
     if (p >= size) break;
     const unsigned char b = bytes[p];
     if (b != plan.escape) {
