@@ -55,13 +55,15 @@ void fold::fail(const peg::ast_node& n, std::string message) {
   error_ = base::make_error(base::errc::internal_error, std::move(message), where);
 }
 
-std::string fold::new_text(const peg::ast_node& n, node_record& r) {
+std::string_view fold::new_text(const peg::ast_node& n, node_record& r) {
   const std::size_t end = std::min<std::size_t>(n.end, input_.size());
   const std::size_t from = std::min<std::size_t>(r.consumed, end);
   std::string_view raw = input_.substr(from, end - from);
   if (n.partial && n.end >= input_.size()) raw.remove_suffix(base::utf8_incomplete_tail(raw));
   r.consumed = static_cast<std::uint32_t>(from + raw.size());
-  return base::sanitize_utf8(raw);
+  if (base::valid_utf8_prefix(raw) == raw.size()) return raw;
+  repaired_ = base::sanitize_utf8(raw);
+  return repaired_;
 }
 
 call_state* fold::current() {

@@ -106,9 +106,10 @@ class fold {
   bool has_inner_value(std::uint32_t index) const;
   bool inside_value(std::uint32_t index) const;
 
-  // Appends the node's text from record.consumed on (valid UTF-8; an incomplete tail at the
-  // end of the input is held back) and advances consumed.
-  std::string new_text(const peg::ast_node& n, node_record& r);
+  // The node's text from record.consumed on (valid UTF-8; an incomplete tail at the end of the
+  // input is held back) and advances consumed. A view into the input when the text is valid
+  // (the usual case: no copy), else into a repaired copy valid until the next call.
+  std::string_view new_text(const peg::ast_node& n, node_record& r);
 
   call_state* current();
   call_state& start_call(std::uint32_t owner);
@@ -125,6 +126,7 @@ class fold {
   std::vector<node_record> records_;
   std::string content_;
   std::string reasoning_;
+  std::string repaired_;          // new_text's repaired copy of invalid UTF-8
   std::uint32_t text_depth_ = 0;  // nesting of reasoning/content nodes
   std::optional<base::error> error_;
   bool diverged_ = false;
