@@ -96,7 +96,11 @@ std::string find_calls_in_history(const prepared& p, const analysis& a, const st
                                   const std::string& text_turn,
                                   const std::vector<std::string_view>& names,
                                   const std::vector<std::string>& turn_ends) {
+  // Bounds for an untrusted template (each trial is a full match of the region): the ends
+  // after the last call, and trials in all.
   constexpr std::size_t kMaxRegion = 4096;
+  constexpr std::size_t kMaxEnds = 8;
+  constexpr std::size_t kMaxTrials = 512;
   const std::size_t head = common_prefix_length(full, text_turn);
   const std::size_t tail = std::min(common_suffix_length(full, text_turn), full.size() - head);
   std::string region = full.substr(head, full.size() - head - tail);
@@ -105,12 +109,13 @@ std::string find_calls_in_history(const prepared& p, const analysis& a, const st
   const std::size_t after_last = last + names.back().size();
   region = cut_turn_end(region, after_last, turn_ends);
   std::vector<std::size_t> ends = {region.size()};
-  for (std::size_t k = after_last; k < region.size(); ++k)
+  for (std::size_t k = after_last; k < region.size() && ends.size() < kMaxEnds; ++k)
     if (region[k] == '<' || region[k] == '[') ends.push_back(k);
   std::vector<std::string_view> leads = {""};
   if (!a.reasoning.end.empty()) leads.push_back(a.reasoning.end);
   std::string first_why;
-  for (std::size_t i = 0; i <= last; ++i) {
+  std::size_t trials = 0;
+  for (std::size_t i = 0; i <= last && trials < kMaxTrials; ++i) {
     const char c = region[i];
     const char before = i == 0 ? ' ' : region[i - 1];
     const bool boundary =
@@ -118,6 +123,7 @@ std::string find_calls_in_history(const prepared& p, const analysis& a, const st
     if (!boundary) continue;
     for (std::size_t end : ends) {
       for (std::string_view lead : leads) {
+        ++trials;
         std::string why = check_output(p, std::string_view(region).substr(i, end - i), names, lead);
         if (why.empty()) return {};
         if (first_why.empty()) first_why = std::move(why);

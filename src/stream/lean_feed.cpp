@@ -13,12 +13,20 @@
 namespace chatpeg::stream::detail {
 namespace {
 
-// Whether json::append_escaped changes the byte.
+// Whether json::append_escaped changes the byte (asked once per byte, for the whole process).
 bool needs_escape(unsigned char b) {
-  std::string out;
-  const char c = static_cast<char>(b);
-  json::append_escaped(out, std::string_view(&c, 1));
-  return out.size() != 1 || out[0] != c;
+  static const std::array<bool, 256> table = [] {
+    std::array<bool, 256> t{};
+    std::string out;
+    for (std::size_t i = 0; i < 256; ++i) {
+      const char c = static_cast<char>(i);
+      out.clear();
+      json::append_escaped(out, std::string_view(&c, 1));
+      t[i] = out.size() != 1 || out[0] != c;
+    }
+    return t;
+  }();
+  return table[b];
 }
 
 bool simple_escape(unsigned char c) {
@@ -58,8 +66,12 @@ void lean_scanner::arm(lean_kind k, const open_span& span, const std::array<bool
     if (b >= 0x80 && k == lean_kind::raw_args && needs_escape(c)) cls |= kEscape;
     table_[b] = cls;
   }
+  longest_delimiter_ = 0;
   if (span.scan) {
-    for (const auto& d : span.scan->delimiters) strings_.push_back(d);
+    for (const auto& d : span.scan->delimiters) {
+      strings_.push_back(d);
+      longest_delimiter_ = std::max(longest_delimiter_, d.size());
+    }
   }
   delimiters_ = strings_.size();
   if (text) {
@@ -74,8 +86,7 @@ void lean_scanner::arm(lean_kind k, const open_span& span, const std::array<bool
 std::size_t lean_scanner::until_held(std::string_view input, std::size_t from) const {
   if (!built_scan_) return 0;
   const auto& u = *built_scan_;
-  std::size_t longest = 0;
-  for (const auto& d : u.delimiters) longest = std::max(longest, d.size());
+  const std::size_t longest = longest_delimiter_;
   // Only a suffix shorter than the longest delimiter can be a proper prefix of one.
   if (longest > 1 && input.size() - from >= longest) from = input.size() - (longest - 1);
   for (std::size_t i = from; i < input.size(); ++i) {

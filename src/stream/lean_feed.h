@@ -130,6 +130,7 @@ class lean_scanner {
   std::vector<std::string_view> strings_;
   std::size_t holdable_ = 0;
   std::size_t delimiters_ = 0;  // the first strings: the span's delimiters
+  std::size_t longest_delimiter_ = 0;
   bool stops_held_ = false;
 };
 
