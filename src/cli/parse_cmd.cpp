@@ -32,7 +32,7 @@ int fail_with(base::error e) {
 }
 
 // --stream: one JSON line per delta, then {"finish_reason", "message"}. Deltas come as views
-// (session::feed_view): no copy of the streamed text per delta.
+// (session::feed_view); each line is built from them.
 int run_stream(const chat::prepared& prepared, const std::string& output, std::size_t chunk) {
   stream::session s(prepared);
   const std::size_t step = chunk == 0 ? output.size() : chunk;
