@@ -35,6 +35,67 @@ bool simple_escape(unsigned char c) {
 
 }  // namespace
 
+void marker_dfa::build(const std::vector<std::string_view>& texts) {
+  // Byte classes: one per byte that occurs in some text, 0 for all the others.
+  class_.fill(0);
+  classes_ = 1;
+  for (const auto t : texts) {
+    for (const char c : t) {
+      auto& cls = class_[static_cast<unsigned char>(c)];
+      if (cls == 0) cls = static_cast<std::uint8_t>(classes_++);
+    }
+  }
+  // The trie (goto function); state 0 is the root.
+  std::vector<std::uint32_t> go(classes_, 0);
+  std::vector<bool> ends(1, false);
+  constexpr std::uint32_t none = 0xFFFFFFFF;
+  std::fill(go.begin(), go.end(), none);
+  for (const auto t : texts) {
+    if (t.empty()) continue;
+    std::uint32_t s = 0;
+    for (const char c : t) {
+      const std::size_t at = s * classes_ + class_[static_cast<unsigned char>(c)];
+      if (go[at] == none) {
+        go[at] = static_cast<std::uint32_t>(ends.size());
+        ends.push_back(false);
+        go.resize(go.size() + classes_, none);
+      }
+      s = go[at];
+    }
+    ends[s] = true;
+  }
+  // Breadth first: suffix links, full transitions, and accepting through suffix links.
+  const std::size_t states = ends.size();
+  std::vector<std::uint32_t> link(states, 0), order;
+  order.reserve(states);
+  for (std::uint32_t c = 0; c < classes_; ++c) {
+    std::uint32_t& t = go[c];
+    if (t == none) {
+      t = 0;
+    } else {
+      link[t] = 0;
+      order.push_back(t);
+    }
+  }
+  for (std::size_t q = 0; q < order.size(); ++q) {
+    const std::uint32_t s = order[q];
+    if (ends[link[s]]) ends[s] = true;
+    for (std::uint32_t c = 0; c < classes_; ++c) {
+      std::uint32_t& t = go[s * classes_ + c];
+      if (t == none) {
+        t = go[link[s] * classes_ + c];
+      } else {
+        link[t] = go[link[s] * classes_ + c];
+        order.push_back(t);
+      }
+    }
+  }
+  next_.resize(go.size());
+  for (std::size_t i = 0; i < go.size(); ++i) {
+    next_[i] = go[i] * classes_ | (ends[go[i]] ? kAccept : 0);
+  }
+}
+
 void lean_scanner::arm(lean_kind k, const open_span& span, const std::array<bool, 256>& text_stop,
                        const std::vector<std::string>& markers,
                        const std::vector<std::string>& stops) {
@@ -81,6 +142,15 @@ void lean_scanner::arm(lean_kind k, const open_span& span, const std::array<bool
   if (text) {
     for (const auto& s : stops) strings_.push_back(s);
   }
+  dfa_.build(strings_);
+  pairs_.fill(0);
+  single_.fill(false);
+  for (const auto t : strings_) {
+    if (t.size() == 1) single_[static_cast<unsigned char>(t[0])] = true;
+    if (t.size() < 2) continue;
+    const unsigned pair = static_cast<unsigned char>(t[0]) << 8 | static_cast<unsigned char>(t[1]);
+    pairs_[pair >> 6] |= std::uint64_t{1} << (pair & 63);
+  }
 }
 
 std::size_t lean_scanner::until_held(std::string_view input, std::size_t from) const {
@@ -98,6 +168,9 @@ std::size_t lean_scanner::until_held(std::string_view input, std::size_t from) c
   }
   return 0;
 }
+
+// Chunks up to this size (with held bytes) are checked for UTF-8 inline.
+constexpr std::size_t kShortUtf8 = 64;
 
 std::size_t lean_scanner::scan(std::string_view input, std::size_t sent, std::size_t chunk_at,
                                std::uint8_t any, bool& escaped) const {
@@ -128,7 +201,15 @@ std::size_t lean_scanner::scan(std::string_view input, std::size_t sent, std::si
   // no delimiter is cut, a later reading's stop cut by the end (the earliest start: the
   // longest held suffix).
   bool checked = false;
-  if ((any & kCheck) != 0 || sent < chunk_at) {
+  const bool look = (any & kCheck) != 0 || sent < chunk_at;
+  if (look && quick_clean(bytes, sent, end, checked)) {
+    // No text starts in the bytes: nothing to hold.
+  } else if (look && dfa_.clean(bytes + sent, end - sent)) {
+    // No text in the bytes and none cut by the end: nothing to hold (what the loops below
+    // would find, in one table step per byte).
+    for (std::size_t i = sent; i < end && !checked; ++i) checked = (table_[bytes[i]] & kCheck) != 0;
+  } else if (look) {
+    checked = false;
     std::size_t cut = end;
     for (std::size_t i = sent; i < end; ++i) {
       if (!(table_[bytes[i]] & kCheck)) continue;
@@ -156,11 +237,20 @@ std::size_t lean_scanner::scan(std::string_view input, std::size_t sent, std::si
   escaped = kind_ == lean_kind::raw_args && ((any & kEscape) != 0 || sent < chunk_at);
   std::size_t to = hold_from;
   if ((any & kHigh) != 0 || sent < chunk_at) {
-    const std::size_t tail = base::utf8_incomplete_tail(input.substr(sent, end - sent));
-    // The fold holds an incomplete tail first and looks for marker prefixes before it.
-    if (tail != 0 && (checked || hold_from != end)) return no;
-    to = std::min(to, end - tail);
-    if (!base::is_valid_utf8(input.substr(sent, to - sent))) return no;
+    std::size_t tail = 0;
+    if (end - sent <= kShortUtf8) {
+      // The bytes up to the end are valid up to an incomplete tail; whatever holds end earlier,
+      // they are valid up to there too.
+      if (!short_utf8(bytes + sent, end - sent, tail)) return no;
+      // The fold holds an incomplete tail first and looks for marker prefixes before it.
+      if (tail != 0 && (checked || hold_from != end)) return no;
+      to = std::min(to, end - tail);
+    } else {
+      tail = base::utf8_incomplete_tail(input.substr(sent, end - sent));
+      if (tail != 0 && (checked || hold_from != end)) return no;
+      to = std::min(to, end - tail);
+      if (!base::is_valid_utf8(input.substr(sent, to - sent))) return no;
+    }
   }
   return to;
 }

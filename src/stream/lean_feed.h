@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "chatpeg/stream/lean_lane.h"
 #include "chatpeg/stream/session.h"
 #include "stream/open_span.h"
 
@@ -36,45 +37,73 @@ enum class lean_kind : std::uint8_t {
   raw_args,   // raw text of a string argument: JSON-escaped
 };
 
-// The session's output buffer: appending a few bytes is a bounds check and a short copy.
-class byte_buffer {
+// The texts a lean feed must not let through (delimiters, markers, stops) as one
+// Aho-Corasick automaton over byte classes, built when a span is armed: run from the first
+// undelivered byte, it tells in one table step per byte that the bytes hold none of the texts
+// and end in no proper prefix of one (clean): then nothing is held and the chunk is plain text,
+// the common case for a '<' or '\n' in code. Anything else takes the exact scan.
+class marker_dfa {
  public:
-  std::size_t size() const { return size_; }
-  const char* data() const { return bytes_.get(); }
-  std::string_view view() const { return std::string_view(bytes_.get(), size_); }
-  operator std::string_view() const { return view(); }  // NOLINT: used as text everywhere
-  void assign(std::string_view text) {
-    size_ = 0;
-    append(text);
-  }
-  [[gnu::always_inline]] void append(std::string_view text) {
-    if (size_ + text.size() > capacity_) grow(size_ + text.size());
-    char* to = bytes_.get() + size_;
-    if (text.size() >= 4 && text.size() <= 8) {  // two overlapping 4-byte copies
-      std::memcpy(to, text.data(), 4);
-      std::memcpy(to + text.size() - 4, text.data() + text.size() - 4, 4);
-    } else if (text.size() < 4) {
-      for (std::size_t i = 0; i < text.size(); ++i) to[i] = text[i];
-    } else {
-      text.copy(to, text.size());
+  void build(const std::vector<std::string_view>& texts);
+  // No text occurs in bytes[0, n) and no suffix of them is a proper prefix of one.
+  bool clean(const unsigned char* bytes, std::size_t n) const {
+    std::uint32_t s = 0, seen = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint32_t t = next_[s + class_[bytes[i]]];
+      seen |= t;
+      s = t & ~kAccept;
     }
-    size_ += text.size();
+    return s == 0 && (seen & kAccept) == 0;
   }
-  void shrink(std::size_t n) { size_ = n < size_ ? n : size_; }
+  std::size_t states() const { return classes_ == 0 ? 0 : next_.size() / classes_; }
 
  private:
-  // Doubling from 15 bytes, as std::string grows (no zero-filling of the new room).
-  void grow(std::size_t need) {
-    const std::size_t capacity = std::max(need, capacity_ == 0 ? 15 : 2 * capacity_);
-    auto bytes = std::make_unique_for_overwrite<char[]>(capacity);
-    if (size_ != 0) std::memcpy(bytes.get(), bytes_.get(), size_);
-    bytes_ = std::move(bytes);
-    capacity_ = capacity;
-  }
-  std::unique_ptr<char[]> bytes_;
-  std::size_t capacity_ = 0;
-  std::size_t size_ = 0;
+  static constexpr std::uint32_t kAccept = 1u << 31;  // the target state ends some text
+  std::array<std::uint8_t, 256> class_{};
+  std::uint32_t classes_ = 0;
+  // state * classes_ + class → target state * classes_ (so a step is one add and one load),
+  // kAccept set when the target ends a text, its own or through its suffix links.
+  std::vector<std::uint32_t> next_;
 };
+
+// Valid UTF-8 check of a few bytes (a lean feed's new bytes): whether bytes[0, n) is valid
+// UTF-8 up to an incomplete sequence at the end, whose length goes to `tail`. The same
+// answer as base::utf8_incomplete_tail + base::is_valid_utf8, without the calls.
+inline bool short_utf8(const unsigned char* bytes, std::size_t n, std::size_t& tail) {
+  tail = 0;
+  for (std::size_t i = 0; i < n;) {
+    const unsigned b = bytes[i];
+    if (b < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len = 0;
+    unsigned lo = 0x80, hi = 0xBF;  // the range of the second byte
+    if (b >= 0xC2 && b <= 0xDF) {
+      len = 2;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      len = 3;
+      if (b == 0xE0) lo = 0xA0;
+      if (b == 0xED) hi = 0x9F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      len = 4;
+      if (b == 0xF0) lo = 0x90;
+      if (b == 0xF4) hi = 0x8F;
+    } else {
+      return false;
+    }
+    for (std::size_t k = 1; k < len; ++k) {
+      if (i + k >= n) {  // cut by the end: an incomplete tail
+        tail = n - i;
+        return true;
+      }
+      const unsigned c = bytes[i + k];
+      if (k == 1 ? (c < lo || c > hi) : (c & 0xC0) != 0x80) return false;
+    }
+    i += len;
+  }
+  return true;
+}
 
 class lean_scanner {
  public:
@@ -132,6 +161,25 @@ class lean_scanner {
   std::size_t delimiters_ = 0;  // the first strings: the span's delimiters
   std::size_t longest_delimiter_ = 0;
   bool stops_held_ = false;
+  marker_dfa dfa_;  // over strings_
+  // The first two bytes of strings_ (bit b0 << 8 | b1), and the strings one byte long: a
+  // check byte followed by a byte that makes no such pair starts none of them.
+  std::array<std::uint64_t, 1024> pairs_{};
+  std::array<bool, 256> single_{};
+  // No string starts in bytes[from, end) (none cut by the end either): every check byte is
+  // followed by a byte that makes no first pair. `seen`: a check byte was there.
+  bool quick_clean(const unsigned char* bytes, std::size_t from, std::size_t end,
+                   bool& seen) const {
+    for (std::size_t i = from; i < end; ++i) {
+      const unsigned b = bytes[i];
+      if (!(table_[b] & kCheck)) continue;
+      seen = true;
+      if (single_[b] || i + 1 == end) return false;
+      const unsigned pair = b << 8 | bytes[i + 1];
+      if ((pairs_[pair >> 6] >> (pair & 63)) & 1) return false;
+    }
+    return true;
+  }
 };
 
 // Whether `out` (what the usual path sent for the bytes lean feeds took) is exactly one delta

@@ -125,6 +125,9 @@ struct session::state {
   std::vector<delta> view_out;  // feed_view's deltas when it takes the usual path
   std::vector<delta_view> views;
   std::vector<tool_call_delta_view> call_views;
+  // session::feed_view's inline plain case (lean_lane.h): armed while the lean feed is and
+  // nothing is held; what it took is counted in here by absorb_lane().
+  detail::lean_lane lane;
   // Per sent call: the input offset its tool node starts at (kNoStart: not known).
   static constexpr std::size_t kNoStart = static_cast<std::size_t>(-1);
   std::vector<std::size_t> sent_starts;
@@ -166,6 +169,8 @@ struct session::state {
   std::string_view output() const { return std::string_view(input).substr(prefix_size()); }
 
   void reset() {
+    lane.classes = nullptr;
+    lane.feeds = 0;
     lean.disarm();
     lean_feeds = 0;
     lean_total = 0;
@@ -796,8 +801,40 @@ struct session::state {
 
   // For const queries: catch up, keeping a failure for the next feed or finish.
   void sync() {
+    absorb_lane();
     if (lean_feeds == 0) return;
     if (auto caught = catch_up(); !caught) lean_error = std::move(caught).error();
+    update_lane();
+  }
+
+  // Counts the chunks the inline lane took as lean feeds (they delivered everything).
+  void absorb_lane() {
+    if (lane.feeds == 0) return;
+    lean_feeds += lane.feeds;
+    delta_count += lane.feeds;
+    lane.feeds = 0;
+    lean_sent = input.size();
+  }
+
+  // Arms the inline lane when the lean feed is armed and holds nothing, else disarms it.
+  void update_lane() {
+    lane.classes = nullptr;
+    if (lean.kind() == detail::lean_kind::off || lean_error || lean_sent != input.size()) return;
+    const std::size_t limit = matched_size + kWarmBytes;
+    if (input.size() >= limit) return;
+    switch (lean.kind()) {
+      case detail::lean_kind::content:
+        lane.field = &lean_view.content;
+        break;
+      case detail::lean_kind::reasoning:
+        lane.field = &lean_view.reasoning_content;
+        break;
+      default:
+        lane.field = &lean_call_view.arguments;
+        break;
+    }
+    lane.limit = limit;
+    lane.classes = lean.table().data();
   }
 
   // feed_view when the lean feed does not apply (out of line: the lean feed is the hot path).
@@ -855,6 +892,8 @@ struct session::state {
 
   base::result<finish_result> finish(const finish_options& options_in) {
     if (finished) return base::make_error(base::errc::invalid_argument, "finish() called twice");
+    absorb_lane();
+    lane.classes = nullptr;
     if (auto caught = catch_up(); !caught) return std::move(caught).error();
     lean.disarm();
     finish_result out;
@@ -945,17 +984,27 @@ session::session(const chat::prepared& p, session_options options)
     state_->specials.set(*p.parser, state_->options.special_tokens);
     state_->ids_expected = grammar_has_ids(*p.parser);
   }
+  state_->lane.input = &state_->input;
+  state_->lane.view = &state_->lean_view;
+  lane_ = &state_->lane;
   state_->reset();
 }
 
 session::~session() = default;
-session::session(session&&) noexcept = default;
-session& session::operator=(session&&) noexcept = default;
+session::session(session&& other) noexcept
+    : state_(std::move(other.state_)), lane_(std::exchange(other.lane_, nullptr)) {}
+session& session::operator=(session&& other) noexcept {
+  state_ = std::move(other.state_);
+  lane_ = std::exchange(other.lane_, nullptr);
+  return *this;
+}
 
 base::result<std::vector<delta>> session::feed(std::string_view chunk,
                                                std::span<const std::int32_t> tokens) {
   std::vector<delta> out;
+  state_->absorb_lane();
   auto fed = state_->feed(chunk, tokens, out);
+  state_->update_lane();
   state_->delta_count += out.size();
   if (!fed) return std::move(fed).error();
   return out;
@@ -963,22 +1012,29 @@ base::result<std::vector<delta>> session::feed(std::string_view chunk,
 
 base::status session::feed_into(std::vector<delta>& out, std::string_view chunk,
                                 std::span<const std::int32_t> tokens) {
+  state_->absorb_lane();
   auto fed = state_->feed(chunk, tokens, out);
+  state_->update_lane();
   state_->delta_count += out.size();
   return fed;
 }
 
-base::result<std::span<const delta_view>> session::feed_view(std::string_view chunk,
-                                                             std::span<const std::int32_t> tokens) {
+// What feed_view does when its inline lane (lean_lane.h) does not take the chunk.
+base::result<std::span<const delta_view>> session::feed_view_usual(
+    std::string_view chunk, std::span<const std::int32_t> tokens) {
   state& st = *state_;
+  st.absorb_lane();
   if (st.lean.kind() != detail::lean_kind::off && tokens.empty() && !chunk.empty()) {
     std::size_t n = 0;
     if (st.lean_feed(chunk, n)) {
       st.delta_count += n;
+      st.update_lane();
       return std::span<const delta_view>(&st.lean_view, n);
     }
   }
-  return st.feed_view_usual(chunk, tokens);
+  auto fed = st.feed_view_usual(chunk, tokens);
+  st.update_lane();
+  return fed;
 }
 
 base::result<finish_result> session::finish(const finish_options& options) {
@@ -1001,6 +1057,7 @@ std::size_t session::received() const {
 
 session_stats session::stats() const {
   state_->sync();
+  state_->absorb_lane();
   const state& st = *state_;
   session_stats out;
   out.lean_feeds = st.lean_total;
@@ -1021,6 +1078,7 @@ session_stats session::stats() const {
 
 void session::reset() {
   state_->reset();
+  state_->update_lane();
 }
 
 }  // namespace chatpeg::stream

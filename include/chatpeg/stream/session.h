@@ -35,6 +35,7 @@
 #include "chatpeg/chat/message.h"
 #include "chatpeg/chat/prepare.h"
 #include "chatpeg/json/json.h"
+#include "chatpeg/stream/lean_lane.h"
 
 namespace chatpeg::stream {
 
@@ -153,7 +154,10 @@ class session {
   // appends the chunk to the output buffer and returns a view of it: the message (current())
   // is brought up to date when it is asked for or when a feed needs the parser.
   base::result<std::span<const delta_view>> feed_view(std::string_view chunk,
-                                                      std::span<const std::int32_t> tokens = {});
+                                                      std::span<const std::int32_t> tokens = {}) {
+    if (tokens.empty() && lane_->take(chunk)) return std::span<const delta_view>(lane_->view, 1);
+    return feed_view_usual(chunk, tokens);
+  }
 
   // The output is complete: final parse, last deltas, final message, finish reason.
   base::result<finish_result> finish(const finish_options& options = {});
@@ -174,8 +178,12 @@ class session {
   void reset();
 
  private:
+  base::result<std::span<const delta_view>> feed_view_usual(std::string_view chunk,
+                                                            std::span<const std::int32_t> tokens);
+
   struct state;
   std::unique_ptr<state> state_;
+  detail::lean_lane* lane_ = nullptr;  // in *state_ (a stable address)
 };
 
 }  // namespace chatpeg::stream
