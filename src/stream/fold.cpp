@@ -46,6 +46,7 @@ void fold::clear() {
   text_depth_ = 0;
   error_.reset();
   diverged_ = false;
+  repaired_any_ = false;
 }
 
 void fold::fail(const peg::ast_node& n, std::string message) {
@@ -62,6 +63,7 @@ std::string_view fold::new_text(const peg::ast_node& n, node_record& r) {
   if (n.partial && n.end >= input_.size()) raw.remove_suffix(base::utf8_incomplete_tail(raw));
   r.consumed = static_cast<std::uint32_t>(from + raw.size());
   if (base::valid_utf8_prefix(raw) == raw.size()) return raw;
+  repaired_any_ = true;
   repaired_ = base::sanitize_utf8(raw);
   return repaired_;
 }
@@ -424,7 +426,10 @@ base::result<chat::message> fold::map(const peg::ast& t, std::string_view input,
   }
   end_of_run();
   if (error_) return *error_;
+  return take_message();
+}
 
+chat::message fold::take_message() {
   chat::message msg;
   for (auto& c : calls_) {
     if (c.named) msg.tool_calls.push_back(std::move(c.call));
@@ -440,9 +445,30 @@ base::result<chat::message> fold::map(const peg::ast& t, std::string_view input,
 
 base::result<fold::outcome> fold::advance(const peg::ast* prev, const peg::ast& next,
                                           std::string_view input) {
+  options_ = map_options{.partial = true};
+  auto advanced = advance_nodes(prev, next, input);
+  if (!advanced || *advanced == outcome::diverged) return advanced;
+  leave_complete_tail();
+  if (error_) return *error_;
+  return outcome::ok;
+}
+
+std::optional<chat::message> fold::complete(const peg::ast& prev, const peg::ast& next,
+                                            std::string_view input) {
+  if (repaired_any_ || error_ || diverged_) return std::nullopt;
+  options_ = map_options{};  // what map() folds with
+  auto advanced = advance_nodes(&prev, next, input);
+  if (!advanced || *advanced == outcome::diverged) return std::nullopt;
+  end_of_run();
+  // Text repaired on the way may have been cut elsewhere than map() would cut it.
+  if (error_ || diverged_ || repaired_any_) return std::nullopt;
+  return take_message();
+}
+
+base::result<fold::outcome> fold::advance_nodes(const peg::ast* prev, const peg::ast& next,
+                                                std::string_view input) {
   tree_ = &next;
   input_ = input;
-  options_ = map_options{.partial = true};
   const auto& now = next.nodes();
   if (records_.size() < now.size()) records_.resize(now.size());
   std::uint32_t first_new = 0;
@@ -468,8 +494,6 @@ base::result<fold::outcome> fold::advance(const peg::ast* prev, const peg::ast& 
   run_from(first_new);
   if (error_) return *error_;
   if (diverged_) return outcome::diverged;
-  leave_complete_tail();
-  if (error_) return *error_;
   return outcome::ok;
 }
 

@@ -72,6 +72,14 @@ class fold {
   // On an error or diverged the state is unusable until clear().
   base::result<outcome> advance(const peg::ast* prev, const peg::ast& next, std::string_view input);
 
+  // Streaming, at the end: `next` is the AST of a complete (not lenient) match of `input`,
+  // `prev` the AST advance() last folded. Folds what changed and returns the message that
+  // map(next, input) returns — or nullopt when it cannot vouch for that (next is not an
+  // extension of prev, an error, or text that had to be repaired as invalid UTF-8, which
+  // map() may cut differently): the caller then maps next from scratch. The state is used up.
+  std::optional<chat::message> complete(const peg::ast& prev, const peg::ast& next,
+                                        std::string_view input);
+
   // Streaming fast path: `t` is the AST advance() last folded with the nodes in `chain`
   // (its partial nodes, outermost first) now ending at the end of the longer `input`; folds
   // their new bytes. Same contract as advance().
@@ -93,6 +101,9 @@ class fold {
   const std::vector<call_state>& calls() const { return calls_; }
 
  private:
+  base::result<outcome> advance_nodes(const peg::ast* prev, const peg::ast& next,
+                                      std::string_view input);
+  chat::message take_message();  // the message of the folded state (moves it out)
   void run_from(std::uint32_t first);
   void leave_complete_tail();
   void grow(std::uint32_t index);
@@ -130,6 +141,7 @@ class fold {
   std::uint32_t text_depth_ = 0;  // nesting of reasoning/content nodes
   std::optional<base::error> error_;
   bool diverged_ = false;
+  bool repaired_any_ = false;  // new_text repaired invalid UTF-8 since clear()
 };
 
 }  // namespace chatpeg::stream::detail

@@ -29,10 +29,6 @@ bool needs_escape(unsigned char b) {
   return table[b];
 }
 
-bool simple_escape(unsigned char c) {
-  return c == '"' || c == '\\' || c == 'n' || c == 't' || c == 'r';
-}
-
 }  // namespace
 
 void marker_dfa::build(const std::vector<std::string_view>& texts) {
@@ -96,6 +92,17 @@ void marker_dfa::build(const std::vector<std::string_view>& texts) {
   }
 }
 
+void lean_pairs::build(const std::vector<std::string_view>& texts) {
+  bits.fill(0);
+  single.fill(false);
+  for (const auto t : texts) {
+    if (t.size() == 1) single[static_cast<unsigned char>(t[0])] = true;
+    if (t.size() < 2) continue;
+    const unsigned pair = static_cast<unsigned char>(t[0]) << 8 | static_cast<unsigned char>(t[1]);
+    bits[pair >> 6] |= std::uint64_t{1} << (pair & 63);
+  }
+}
+
 void lean_scanner::arm(lean_kind k, const open_span& span, const std::array<bool, 256>& text_stop,
                        const std::vector<std::string>& markers,
                        const std::vector<std::string>& stops) {
@@ -143,14 +150,7 @@ void lean_scanner::arm(lean_kind k, const open_span& span, const std::array<bool
     for (const auto& s : stops) strings_.push_back(s);
   }
   dfa_.build(strings_);
-  pairs_.fill(0);
-  single_.fill(false);
-  for (const auto t : strings_) {
-    if (t.size() == 1) single_[static_cast<unsigned char>(t[0])] = true;
-    if (t.size() < 2) continue;
-    const unsigned pair = static_cast<unsigned char>(t[0]) << 8 | static_cast<unsigned char>(t[1]);
-    pairs_[pair >> 6] |= std::uint64_t{1} << (pair & 63);
-  }
+  pairs_.build(strings_);
 }
 
 std::size_t lean_scanner::until_held(std::string_view input, std::size_t from) const {
@@ -188,7 +188,7 @@ std::size_t lean_scanner::scan(std::string_view input, std::size_t sent, std::si
           hold_from = i;
           break;
         }
-        if (!simple_escape(bytes[i + 1])) return no;
+        if (!simple_json_escape(bytes[i + 1])) return no;
         ++i;
       }
     }

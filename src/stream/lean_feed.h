@@ -66,52 +66,13 @@ class marker_dfa {
   std::vector<std::uint32_t> next_;
 };
 
-// Valid UTF-8 check of a few bytes (a lean feed's new bytes): whether bytes[0, n) is valid
-// UTF-8 up to an incomplete sequence at the end, whose length goes to `tail`. The same
-// answer as base::utf8_incomplete_tail + base::is_valid_utf8, without the calls.
-inline bool short_utf8(const unsigned char* bytes, std::size_t n, std::size_t& tail) {
-  tail = 0;
-  for (std::size_t i = 0; i < n;) {
-    const unsigned b = bytes[i];
-    if (b < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len = 0;
-    unsigned lo = 0x80, hi = 0xBF;  // the range of the second byte
-    if (b >= 0xC2 && b <= 0xDF) {
-      len = 2;
-    } else if (b >= 0xE0 && b <= 0xEF) {
-      len = 3;
-      if (b == 0xE0) lo = 0xA0;
-      if (b == 0xED) hi = 0x9F;
-    } else if (b >= 0xF0 && b <= 0xF4) {
-      len = 4;
-      if (b == 0xF0) lo = 0x90;
-      if (b == 0xF4) hi = 0x8F;
-    } else {
-      return false;
-    }
-    for (std::size_t k = 1; k < len; ++k) {
-      if (i + k >= n) {  // cut by the end: an incomplete tail
-        tail = n - i;
-        return true;
-      }
-      const unsigned c = bytes[i + k];
-      if (k == 1 ? (c < lo || c > hi) : (c & 0xC0) != 0x80) return false;
-    }
-    i += len;
-  }
-  return true;
-}
-
 class lean_scanner {
  public:
   // Byte classes (bits of table()).
-  static constexpr std::uint8_t kCheck = 1;   // may start a delimiter, marker or stop
-  static constexpr std::uint8_t kHigh = 2;    // part of a multi-byte UTF-8 sequence
-  static constexpr std::uint8_t kEscape = 4;  // json_args: the escape byte; raw_args: escaped
-  static constexpr std::uint8_t kReject = 8;  // ends or changes the span: the usual path
+  static constexpr std::uint8_t kCheck = lean_class::check;
+  static constexpr std::uint8_t kHigh = lean_class::high;
+  static constexpr std::uint8_t kEscape = lean_class::escape;
+  static constexpr std::uint8_t kReject = lean_class::reject;
 
   // Prepares for `span` read as k. `text_stop`: bytes that may start a marker or a later
   // reading's stop; `markers`, `stops`: those texts (text kinds only). Tables are kept for
@@ -125,6 +86,7 @@ class lean_scanner {
   lean_kind kind() const { return kind_; }
   const std::array<std::uint8_t, 256>& table() const { return table_; }
   // The OR of the classes of the chunk's bytes (a short loop: no vector code for 4 bytes).
+  const lean_pairs& pairs() const { return pairs_; }
   std::uint8_t classes(std::string_view chunk) const {
     std::uint8_t any = 0;
     for (const char c : chunk) {
@@ -164,21 +126,12 @@ class lean_scanner {
   marker_dfa dfa_;  // over strings_
   // The first two bytes of strings_ (bit b0 << 8 | b1), and the strings one byte long: a
   // check byte followed by a byte that makes no such pair starts none of them.
-  std::array<std::uint64_t, 1024> pairs_{};
-  std::array<bool, 256> single_{};
-  // No string starts in bytes[from, end) (none cut by the end either): every check byte is
-  // followed by a byte that makes no first pair. `seen`: a check byte was there.
+  lean_pairs pairs_;
+  // No string starts in bytes[from, end) (none cut by the end either). `seen`: a check byte
+  // was there.
   bool quick_clean(const unsigned char* bytes, std::size_t from, std::size_t end,
                    bool& seen) const {
-    for (std::size_t i = from; i < end; ++i) {
-      const unsigned b = bytes[i];
-      if (!(table_[b] & kCheck)) continue;
-      seen = true;
-      if (single_[b] || i + 1 == end) return false;
-      const unsigned pair = b << 8 | bytes[i + 1];
-      if ((pairs_[pair >> 6] >> (pair & 63)) & 1) return false;
-    }
-    return true;
+    return pairs_.clean(table_.data(), bytes, from, end, seen);
   }
 };
 

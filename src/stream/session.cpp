@@ -33,7 +33,7 @@ constexpr auto kLenient = peg::match_flags::lenient | peg::match_flags::complete
 constexpr std::size_t kAmortizeFromNodes = 256;
 constexpr std::size_t kAmortizeRatio = 4;
 // Fast-path bytes after which the matcher runs again anyway (state::feed).
-constexpr std::size_t kWarmBytes = 2048;
+constexpr std::size_t kWarmBytes = 4096;
 
 // Does the grammar tag call ids anywhere? Then a call's header waits for its id.
 bool grammar_has_ids(const peg::grammar& g) {
@@ -119,8 +119,9 @@ struct session::state {
   std::optional<base::error> lean_error;  // a catch-up from a const query failed
   delta_view lean_view;
   tool_call_delta_view lean_call_view;
-  std::string lean_escaped;  // raw_args: the view's bytes, escaped
-  std::string lean_expect;
+  // raw_args: what the lean feeds returned since the last catch-up (the bytes escaped); their
+  // views point into it, and catch_up() checks the usual path against it.
+  std::string lean_escaped;
   std::vector<delta> catch_up_out;
   std::vector<delta> view_out;  // feed_view's deltas when it takes the usual path
   std::vector<delta_view> views;
@@ -164,6 +165,7 @@ struct session::state {
   std::size_t settled = 0;        // fold calls before this are closed and fully sent
   std::size_t settled_named = 0;  // named calls among them
   bool finished = false;
+  bool finish_folded = false;  // finish() took complete_fold()'s message
 
   std::size_t prefix_size() const { return prepared->parse_prefix.size(); }
   std::string_view output() const { return std::string_view(input).substr(prefix_size()); }
@@ -171,6 +173,7 @@ struct session::state {
   void reset() {
     lane.classes = nullptr;
     lane.feeds = 0;
+    lane.saw = 0;
     lean.disarm();
     lean_feeds = 0;
     lean_total = 0;
@@ -202,6 +205,7 @@ struct session::state {
     settled_named = 0;
     held_text = 0;
     finished = false;
+    finish_folded = false;
     ambiguous.clear();
     alt_hold = {};
     reset_growing();
@@ -680,13 +684,16 @@ struct session::state {
       case detail::lean_kind::reasoning:
         lean_view.reasoning_content = bytes;
         return true;
-      case detail::lean_kind::raw_args:
+      case detail::lean_kind::raw_args: {
+        const std::size_t from = lean_escaped.size();
         if (escaped) {
-          lean_escaped.clear();
           json::append_escaped(lean_escaped, bytes);
-          bytes = lean_escaped;
+        } else {
+          lean_escaped.append(bytes);
         }
+        bytes = std::string_view(lean_escaped).substr(from);
         [[fallthrough]];
+      }
       default:
         lean_call_view.arguments = bytes;
         return true;
@@ -735,6 +742,7 @@ struct session::state {
       lean_view.tool_calls = std::span<const tool_call_delta_view>(&lean_call_view, 1);
     }
     lean_mark = lean_sent = input.size();
+    lean_escaped.clear();
     lean_saw_check = lean_saw_high = false;
     lean.set_stop_prefixes_held(ambiguous.holds_stop_prefixes());
   }
@@ -785,17 +793,14 @@ struct session::state {
     fast_feeds += feeds - 1;
     lean.set_stop_prefixes_held(ambiguous.holds_stop_prefixes());
     const std::string_view raw = std::string_view(input).substr(lean_mark, lean_sent - lean_mark);
-    std::string_view expected = raw;
-    if (lean.kind() == detail::lean_kind::raw_args) {
-      lean_expect.clear();
-      json::append_escaped(lean_expect, raw);
-      expected = lean_expect;
-    }
+    const std::string_view expected =
+        lean.kind() == detail::lean_kind::raw_args ? std::string_view(lean_escaped) : raw;
     lean_mark = lean_sent;
-    if (expected.empty() ? !catch_up_out.empty()
-                         : !detail::lean_delta_is(catch_up_out, lean.kind(), lean_call, expected)) {
-      return lean_broken("the usual path sends other deltas");
-    }
+    const bool same = expected.empty()
+                          ? catch_up_out.empty()
+                          : detail::lean_delta_is(catch_up_out, lean.kind(), lean_call, expected);
+    lean_escaped.clear();
+    if (!same) return lean_broken("the usual path sends other deltas");
     return {};
   }
 
@@ -813,6 +818,9 @@ struct session::state {
     lean_feeds += lane.feeds;
     delta_count += lane.feeds;
     lane.feeds = 0;
+    lean_saw_check |= (lane.saw & detail::lean_class::check) != 0;
+    lean_saw_high |= (lane.saw & detail::lean_class::high) != 0;
+    lane.saw = 0;
     lean_sent = input.size();
   }
 
@@ -834,6 +842,10 @@ struct session::state {
         break;
     }
     lane.limit = limit;
+    lane.json_escapes = lean.kind() == detail::lean_kind::json_args;
+    lane.raw_escapes = lean.kind() == detail::lean_kind::raw_args;
+    lane.escaped = &lean_escaped;
+    lane.pairs = &lean.pairs();
     lane.classes = lean.table().data();
   }
 
@@ -890,6 +902,20 @@ struct session::state {
     out.push_back(std::move(d));
   }
 
+  // finish() without mapping the whole output again: when the complete match of the output
+  // succeeds and only extends the AST the fold holds, the fold completes it (fold::complete)
+  // into exactly the message parse_input maps (what stream::parse gives: with a complete
+  // match that succeeds and no token limit, parse_input maps that match and nothing else).
+  // nullopt: parse_input decides (token mode, a token limit, a failed match, a fold that cannot
+  // vouch for its result).
+  std::optional<chat::message> complete_fold(const finish_options& options_in) {
+    if (token_mode || options_in.hit_token_limit || !fold_valid) return std::nullopt;
+    auto r = matcher->match_growing(input.view(), peg::match_flags::complete);
+    if (!r.ok()) return std::nullopt;
+    fold_valid = false;  // used up either way
+    return fold.complete(last.ast, r.ast, input.view());
+  }
+
   base::result<finish_result> finish(const finish_options& options_in) {
     if (finished) return base::make_error(base::errc::invalid_argument, "finish() called twice");
     absorb_lane();
@@ -901,6 +927,10 @@ struct session::state {
     bool truncated = false;
     if (!matcher) {
       final_message.content = base::sanitize_utf8(output());
+    } else if (auto folded = complete_fold(options_in)) {
+      final_message = std::move(*folded);
+      finish_folded = true;
+      reset_growing();
     } else {
       if (token_mode) decide_markers(true);
       auto parsed = detail::parse_input(*prepared, *matcher,
@@ -1064,6 +1094,7 @@ session_stats session::stats() const {
   out.feeds = st.fast_feeds + st.matched_feeds + st.deferred_feeds;
   out.matched_feeds = st.matched_feeds;
   out.matched_ast_nodes = st.matched_nodes;
+  out.finish_folded = st.finish_folded;
   out.deltas = st.delta_count;
   out.ast_nodes = st.last.ast.nodes().size();
   std::size_t bytes = st.input.size() + st.tokens.size() * sizeof(std::int32_t) +

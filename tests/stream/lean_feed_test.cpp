@@ -125,26 +125,105 @@ TEST(ShortUtf8, AgreesWithTheBaseFunctions) {
 
 TEST(LeanLane, TakesOnlyPlainChunksBelowItsLimit) {
   std::array<std::uint8_t, 256> classes{};
-  classes['<'] = lean_scanner::kCheck;
-  classes[0xC3] = lean_scanner::kHigh;
+  classes['<'] = lean_class::check;
+  classes['"'] = lean_class::escape;
+  classes['}'] = lean_class::reject;
+  for (std::size_t b = 0x80; b < 0x100; ++b) classes[b] = lean_class::high;
+  const std::vector<std::string_view> texts = {"<tool_call>"};
+  lean_pairs pairs;
+  pairs.build(texts);
   byte_buffer input;
   input.assign("prefix");
   std::string_view field;
   lean_lane lane;
   lane.input = &input;
   lane.field = &field;
+  lane.pairs = &pairs;
   EXPECT_FALSE(lane.take("abcd"));  // not armed
   lane.classes = classes.data();
-  lane.limit = input.size() + 9;
-  EXPECT_TRUE(lane.take("abcd"));
-  EXPECT_EQ(field, "abcd");
-  EXPECT_FALSE(lane.take("a<cd"));
-  EXPECT_FALSE(lane.take("\xC3\xA9"));
-  EXPECT_FALSE(lane.take(""));
-  EXPECT_FALSE(lane.take("efghi"));  // would reach the limit
-  EXPECT_TRUE(lane.take("efgh"));
-  EXPECT_EQ(input.view(), "prefixabcdefgh");
-  EXPECT_EQ(lane.feeds, 2u);
+  lane.limit = input.size() + 20;
+  struct row {
+    std::string_view chunk;
+    bool taken;
+  };
+  const std::vector<row> rows = {
+      {"abcd", true},      {"a<cd", true},         // '<' then 'c' starts no text
+      {"a<td", false},                             // "<t" may start "<tool_call>"
+      {"abc<", false},                             // cut by the end: held, the session's path
+      {"\xC3\xA9", true},                          // whole UTF-8
+      {"a\xC3", false},                            // an incomplete sequence
+      {"\xC3(", false},                            // invalid
+      {"a\"b", false},                             // an escape
+      {"a}", false},                               // ends the span
+      {"", false},         {"0123456789", false},  // would reach the limit
+      {"012345678", true},
+  };
+  std::string want = "prefix";
+  std::size_t taken = 0;
+  for (const auto& r : rows) {
+    EXPECT_EQ(lane.take(r.chunk), r.taken) << testing::PrintToString(std::string(r.chunk));
+    if (!r.taken) continue;
+    EXPECT_EQ(field, r.chunk);
+    want += r.chunk;
+    ++taken;
+  }
+  EXPECT_EQ(input.view(), want);
+  EXPECT_EQ(lane.feeds, taken);
+  EXPECT_EQ(lane.saw, lean_class::check | lean_class::high);
+}
+
+// A JSON-string span copies whole simple escapes; a raw string argument escapes its bytes
+// into the lane's buffer (the view is the escaped text); an escape cut by the end, or an
+// escape the converter rewrites, is left to the session.
+TEST(LeanLane, EscapesInStringArguments) {
+  std::array<std::uint8_t, 256> json_classes{};
+  json_classes['\\'] = lean_class::escape;
+  json_classes['"'] = lean_class::reject;
+  std::array<std::uint8_t, 256> raw_classes{};
+  raw_classes['"'] = raw_classes['\\'] = raw_classes['\t'] = lean_class::escape;
+  raw_classes['\n'] = lean_class::escape | lean_class::check;
+  const std::vector<std::string_view> texts = {"\n</parameter>"};
+  lean_pairs pairs;
+  pairs.build(texts);
+  struct row {
+    bool json;
+    std::string_view chunk;
+    bool taken;
+    std::string_view view;
+  };
+  const std::vector<row> rows = {
+      {true, "a\\nb", true, "a\\nb"},
+      {true, "\\\"x", true, "\\\"x"},  // an escaped quote does not end the string
+      {true, "ab\"", false, ""},       // the closing quote
+      {true, "ab\\", false, ""},       // an escape cut by the end
+      {true, "\\u00e9", false, ""},    // rewritten by the converter
+      {false, "say \"hi\"", true, "say \\\"hi\\\""},
+      {false, "a\tb", true, "a\\tb"},
+      {false, "x\ny", true, "x\\ny"},  // a line break that starts no delimiter
+      {false, "x\n<", false, ""},      // it may start "\n</parameter>"
+      {false, "plain", true, "plain"},
+  };
+  for (const auto& r : rows) {
+    byte_buffer input;
+    std::string_view field;
+    lean_lane lane;
+    lane.input = &input;
+    lane.field = &field;
+    lane.pairs = &pairs;
+    lane.classes = r.json ? json_classes.data() : raw_classes.data();
+    lane.json_escapes = r.json;
+    lane.raw_escapes = !r.json;
+    std::string escaped = "before|";
+    lane.escaped = &escaped;
+    lane.limit = 100;
+    EXPECT_EQ(lane.take(r.chunk), r.taken) << testing::PrintToString(std::string(r.chunk));
+    if (!r.taken) continue;
+    EXPECT_EQ(field, r.view);
+    EXPECT_EQ(input.view(), r.chunk);
+    if (!r.json) {
+      EXPECT_EQ(escaped, "before|" + std::string(r.view));  // appended
+    }
+  }
 }
 
 }  // namespace

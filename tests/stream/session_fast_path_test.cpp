@@ -97,5 +97,56 @@ TEST(SessionFastPath, MostFeedsOfTextWithMarkerBytesAreNotMatched) {
   EXPECT_LT(st.matched_feeds * 20, st.feeds) << st.matched_feeds << " of " << st.feeds;
 }
 
+// finish() completes the streamed fold (stats().finish_folded) rather than mapping the whole
+// output again, and gives stream::parse's message; where the fold had to repair invalid UTF-8
+// (map() may cut the repair differently) or the output is cut by a token limit, it parses again
+// — the message is the parse's in every case.
+TEST(SessionFinish, CompletesTheFoldOrParsesAgain) {
+  struct row {
+    const char* name;
+    std::function<parser(builder&)> make;
+    std::string prefix;
+    std::string output;
+    bool hit_token_limit;
+    bool folded;
+  };
+  const std::vector<row> rows = {
+      {"content", tag_with_json, "", "plain <b> text \xC3\xA9", false, true},
+      {"json_call", tag_with_json, "",
+       "hi <function=search>{\"q\": \"a\\\"b\", \"n\": [1, 2]}</function>", false, true},
+      {"tagged_call", tag_with_tagged, "",
+       "<tool_call>\n<function=search>\n<parameter=note>\nx < y\n</parameter>\n</function>\n"
+       "</tool_call>",
+       false, true},
+      {"reasoning", reasoning_calls, "<think>", "why</think>answer", false, true},
+      {"invalid_utf8", tag_with_json, "", "bad \xFF\xFE bytes", false, false},
+      {"token_limit", tag_with_json, "", "hi <function=search>{\"q\": \"a", true, false},
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.name);
+    auto p = make_prepared(r.make, r.prefix);
+    for (const std::size_t chunk : {std::size_t{1}, std::size_t{3}, r.output.size()}) {
+      session s(p);
+      std::string streamed_args;
+      for (std::size_t at = 0; at < r.output.size(); at += chunk) {
+        auto fed = s.feed_view(std::string_view(r.output).substr(at, chunk));
+        ASSERT_TRUE(fed.has_value()) << fed.error().to_string();
+      }
+      auto fin = s.finish({.hit_token_limit = r.hit_token_limit});
+      ASSERT_TRUE(fin.has_value()) << fin.error().to_string();
+      EXPECT_EQ(s.stats().finish_folded, r.folded) << "chunk " << chunk;
+      auto want = parse_detailed(p, r.output, {.allow_truncated = r.hit_token_limit});
+      ASSERT_TRUE(want.has_value()) << want.error().to_string();
+      EXPECT_EQ(fin->message.content, want->message.content);
+      EXPECT_EQ(fin->message.reasoning_content, want->message.reasoning_content);
+      ASSERT_EQ(fin->message.tool_calls.size(), want->message.tool_calls.size());
+      for (std::size_t i = 0; i < want->message.tool_calls.size(); ++i) {
+        EXPECT_EQ(fin->message.tool_calls[i].name, want->message.tool_calls[i].name);
+        EXPECT_EQ(fin->message.tool_calls[i].arguments, want->message.tool_calls[i].arguments);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace chatpeg::stream

@@ -8,17 +8,92 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include "chatpeg/json/json.h"
 
 namespace chatpeg::stream {
 struct delta_view;
 }
 
 namespace chatpeg::stream::detail {
+
+// Byte classes of an open span (lean_scanner::table(); 0 = plain).
+namespace lean_class {
+inline constexpr std::uint8_t check = 1;   // may start a delimiter, marker or stop
+inline constexpr std::uint8_t high = 2;    // part of a multi-byte UTF-8 sequence
+inline constexpr std::uint8_t escape = 4;  // json_args: the escape byte; raw_args: escaped
+inline constexpr std::uint8_t reject = 8;  // ends or changes the span: the usual path
+}  // namespace lean_class
+
+// Valid UTF-8 check of a few bytes (a lean feed's new bytes): whether bytes[0, n) is valid
+// UTF-8 up to an incomplete sequence at the end, whose length goes to `tail`. The same
+// answer as base::utf8_incomplete_tail + base::is_valid_utf8, without the calls.
+inline bool short_utf8(const unsigned char* bytes, std::size_t n, std::size_t& tail) {
+  tail = 0;
+  for (std::size_t i = 0; i < n;) {
+    const unsigned b = bytes[i];
+    if (b < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len = 0;
+    unsigned lo = 0x80, hi = 0xBF;  // the range of the second byte
+    if (b >= 0xC2 && b <= 0xDF) {
+      len = 2;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      len = 3;
+      if (b == 0xE0) lo = 0xA0;
+      if (b == 0xED) hi = 0x9F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      len = 4;
+      if (b == 0xF0) lo = 0x90;
+      if (b == 0xF4) hi = 0x8F;
+    } else {
+      return false;
+    }
+    for (std::size_t k = 1; k < len; ++k) {
+      if (i + k >= n) {  // cut by the end: an incomplete tail
+        tail = n - i;
+        return true;
+      }
+      const unsigned c = bytes[i + k];
+      if (k == 1 ? (c < lo || c > hi) : (c & 0xC0) != 0x80) return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+// The first two bytes of the texts a lean feed must not let through (bit b0 << 8 | b1), and
+// the texts one byte long: a check byte followed by a byte that makes no such pair starts none.
+struct lean_pairs {
+  std::array<std::uint64_t, 1024> bits{};
+  std::array<bool, 256> single{};
+
+  void build(const std::vector<std::string_view>& texts);
+  // No text starts in bytes[from, end) nor is cut by the end there; `seen`: a check byte was
+  // there (classes: the span's byte classes).
+  bool clean(const std::uint8_t* classes, const unsigned char* bytes, std::size_t from,
+             std::size_t end, bool& seen) const {
+    for (std::size_t i = from; i < end; ++i) {
+      const unsigned b = bytes[i];
+      if (!(classes[b] & lean_class::check)) continue;
+      seen = true;
+      if (single[b] || i + 1 == end) return false;
+      const unsigned pair = b << 8 | bytes[i + 1];
+      if ((bits[pair >> 6] >> (pair & 63)) & 1) return false;
+    }
+    return true;
+  }
+};
 
 // The session's output buffer: appending a few bytes is a bounds check and a short copy.
 class byte_buffer {
@@ -60,16 +135,31 @@ class byte_buffer {
   std::size_t size_ = 0;
 };
 
+// The JSON escapes a lean feed copies as is (the value converter keeps them unchanged).
+inline bool simple_json_escape(unsigned char c) {
+  return c == '"' || c == '\\' || c == 'n' || c == 't' || c == 'r';
+}
+
 struct lean_lane {
-  // Armed when set: the open span's byte classes (lean_scanner::table(); 0 = plain).
+  // Armed when set: the open span's byte classes (lean_scanner::table()).
   const std::uint8_t* classes = nullptr;
+  const lean_pairs* pairs = nullptr;
   byte_buffer* input = nullptr;       // the session's input buffer
   std::size_t limit = 0;              // armed: takes chunks while input stays below this
   std::string_view* field = nullptr;  // the view's text the chunk becomes
   const delta_view* view = nullptr;   // what feed_view returns
   std::size_t feeds = 0;              // chunks taken since the session last looked
+  std::uint8_t saw = 0;               // the classes of their bytes
+  // A JSON string: an escape byte followed in the chunk by one of `"\\ntr` is copied as is.
+  bool json_escapes = false;
+  // Raw text of a string argument: the chunk, JSON-escaped, is appended to `escaped` (what the
+  // lean feeds returned since the session last caught up) and the view is that part of it.
+  bool raw_escapes = false;
+  std::string* escaped = nullptr;
 
-  // Takes the chunk when the lane is armed and every byte is plain.
+  // Takes the chunk when the lane is armed and the chunk is plain text of the span: no byte
+  // that ends or changes it, no text that starts in it (a check byte followed by a byte that
+  // makes no first pair), whole valid UTF-8, whole escapes.
   [[gnu::always_inline]] bool take(std::string_view chunk) {
     if (classes == nullptr) return false;
     const std::size_t at = input->size(), n = chunk.size();
@@ -80,10 +170,56 @@ struct lean_lane {
       if (cls == 0xFF) break;  // never: keeps the compiler from vectorizing a 4-byte loop
       any |= cls;
     }
-    if (any != 0) return false;
+    if (any != 0 || raw_escapes) return take_marked(chunk, any);
     input->append(chunk);
     *field = std::string_view(input->data() + at, n);
     ++feeds;
+    return true;
+  }
+
+ private:
+  // A chunk with bytes that are not plain (`any`: the OR of their classes).
+  [[gnu::noinline]] bool take_marked(std::string_view chunk, std::uint8_t any) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(chunk.data());
+    const std::size_t n = chunk.size();
+    bool escape = false;
+    if ((any & (lean_class::escape | lean_class::reject)) != 0) {
+      if ((any & lean_class::reject) != 0 && !json_escapes) return false;  // ends the span
+      if (json_escapes) {
+        // The byte after an escape byte is escaped (a quote there does not end the string);
+        // an escape cut by the end is held: the session's path.
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::uint8_t cls = classes[bytes[i]];
+          if (cls & lean_class::reject) return false;
+          if (!(cls & lean_class::escape)) continue;
+          if (i + 1 == n || !simple_json_escape(bytes[i + 1])) return false;
+          ++i;
+        }
+      } else if (raw_escapes) {
+        escape = true;
+      } else {
+        return false;
+      }
+    }
+    bool seen = false;
+    if ((any & lean_class::check) != 0 && !pairs->clean(classes, bytes, 0, n, seen)) return false;
+    std::size_t tail = 0;
+    if ((any & lean_class::high) != 0 && (!short_utf8(bytes, n, tail) || tail != 0)) return false;
+    const std::size_t at = input->size();
+    input->append(chunk);
+    if (raw_escapes) {
+      const std::size_t from = escaped->size();
+      if (escape) {
+        json::append_escaped(*escaped, chunk);
+      } else {
+        escaped->append(chunk);
+      }
+      *field = std::string_view(*escaped).substr(from);
+    } else {
+      *field = std::string_view(input->data() + at, n);
+    }
+    ++feeds;
+    saw |= any;
     return true;
   }
 };

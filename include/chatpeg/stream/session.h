@@ -119,6 +119,9 @@ struct session_stats {
   // amortized (a large AST is matched again only after nodes / 4 more bytes), so this stays
   // within a small multiple of the output size.
   std::size_t matched_ast_nodes = 0;
+  // finish() completed the streamed fold with the complete match (only what changed was
+  // folded) instead of mapping the whole output again; the message is the same either way.
+  bool finish_folded = false;
 };
 
 struct finish_result {
