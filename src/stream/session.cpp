@@ -121,7 +121,8 @@ struct session::state {
   tool_call_delta_view lean_call_view;
   // raw_args: what the lean feeds returned since the last catch-up (the bytes escaped); their
   // views point into it, and catch_up() checks the usual path against it.
-  std::string lean_escaped;
+  detail::byte_buffer lean_escaped;
+  std::string lean_scratch;  // one chunk's escaping
   std::vector<delta> catch_up_out;
   std::vector<delta> view_out;  // feed_view's deltas when it takes the usual path
   std::vector<delta_view> views;
@@ -624,8 +625,14 @@ struct session::state {
   // diff. The matcher is not called: its next match_growing resumes from its own caches.
   // nullopt when the fold could not take it (the caller then matches and folds anew).
   enum class fast : std::uint8_t { no, done, failed };
+  // A string argument's bytes from input offset `from` on that a lean feed checked and
+  // delivered as `text` (fold::append_verbatim).
+  struct verbatim_run {
+    std::size_t from = 0;
+    std::string_view text;
+  };
   fast fast_feed(std::string_view chunk, std::size_t span_end, chunk_kind kind,
-                 std::vector<delta>& out) {
+                 std::vector<delta>& out, const verbatim_run* run = nullptr) {
     const auto size = static_cast<std::uint32_t>(span_end);
     auto& nodes = last.ast.mutable_nodes();
     for (const std::uint32_t i : span.chain) nodes[i].end = size;
@@ -634,11 +641,13 @@ struct session::state {
       ++fast_feeds;
       return fast::done;
     }
-    auto advanced = fold.extend(last.ast, span.chain, fold_input());
-    if (!advanced || *advanced == detail::fold::outcome::diverged) {
-      fold_valid = false;
-      span.stop = nullptr;
-      return fast::no;
+    if (!run || !fold.append_verbatim(last.ast, span.chain, fold_input(), run->from, run->text)) {
+      auto advanced = fold.extend(last.ast, span.chain, fold_input());
+      if (!advanced || *advanced == detail::fold::outcome::diverged) {
+        fold_valid = false;
+        span.stop = nullptr;
+        return fast::no;
+      }
     }
     update_alt_hold(last.ast);
     auto diffed = diff_fold(fold, false, out, &last.ast);
@@ -687,11 +696,13 @@ struct session::state {
       case detail::lean_kind::raw_args: {
         const std::size_t from = lean_escaped.size();
         if (escaped) {
-          json::append_escaped(lean_escaped, bytes);
+          lean_scratch.clear();
+          json::append_escaped(lean_scratch, bytes);
+          lean_escaped.append(lean_scratch);
         } else {
           lean_escaped.append(bytes);
         }
-        bytes = std::string_view(lean_escaped).substr(from);
+        bytes = lean_escaped.view().substr(from);
         [[fallthrough]];
       }
       default:
@@ -742,7 +753,7 @@ struct session::state {
       lean_view.tool_calls = std::span<const tool_call_delta_view>(&lean_call_view, 1);
     }
     lean_mark = lean_sent = input.size();
-    lean_escaped.clear();
+    lean_escaped.shrink(0);
     lean_saw_check = lean_saw_high = false;
     lean.set_stop_prefixes_held(ambiguous.holds_stop_prefixes());
   }
@@ -768,6 +779,7 @@ struct session::state {
     // matcher holds a delimiter prefix at the end.
     const std::string_view now = match_input();
     if (!span.stop || last.end > now.size()) return lean_broken("no open span");
+    const std::size_t last_end_before = last.end;
     const std::size_t held_after = lean.until_held(now, last.end);
     const std::size_t to = now.size() - held_after;
     const std::string_view bytes = fold_input().substr(last.end, to - last.end);
@@ -781,7 +793,19 @@ struct session::state {
     span.lookback = lean.kind() == detail::lean_kind::json_args ? now.size() - lean_sent : 0;
     seen = now.size();
     catch_up_out.clear();
-    switch (fast_feed(bytes, to, kind, catch_up_out)) {
+    // A string argument whose bytes are exactly what the lean feeds delivered: the fold takes
+    // their text as they returned it (no second conversion or escaping).
+    verbatim_run run;
+    const bool args =
+        lean.kind() == detail::lean_kind::json_args || lean.kind() == detail::lean_kind::raw_args;
+    const bool exact = args && last_end_before == lean_mark && to == lean_sent && !token_mode;
+    if (exact) {
+      run.from = lean_mark;
+      run.text = lean.kind() == detail::lean_kind::raw_args
+                     ? lean_escaped.view()
+                     : std::string_view(input).substr(lean_mark, lean_sent - lean_mark);
+    }
+    switch (fast_feed(bytes, to, kind, catch_up_out, exact ? &run : nullptr)) {
       case fast::done:
         break;
       case fast::failed:
@@ -794,12 +818,12 @@ struct session::state {
     lean.set_stop_prefixes_held(ambiguous.holds_stop_prefixes());
     const std::string_view raw = std::string_view(input).substr(lean_mark, lean_sent - lean_mark);
     const std::string_view expected =
-        lean.kind() == detail::lean_kind::raw_args ? std::string_view(lean_escaped) : raw;
+        lean.kind() == detail::lean_kind::raw_args ? lean_escaped.view() : raw;
     lean_mark = lean_sent;
     const bool same = expected.empty()
                           ? catch_up_out.empty()
                           : detail::lean_delta_is(catch_up_out, lean.kind(), lean_call, expected);
-    lean_escaped.clear();
+    lean_escaped.shrink(0);
     if (!same) return lean_broken("the usual path sends other deltas");
     return {};
   }
@@ -845,6 +869,7 @@ struct session::state {
     lane.json_escapes = lean.kind() == detail::lean_kind::json_args;
     lane.raw_escapes = lean.kind() == detail::lean_kind::raw_args;
     lane.escaped = &lean_escaped;
+    lane.scratch = &lean_scratch;
     lane.pairs = &lean.pairs();
     lane.classes = lean.table().data();
   }
@@ -944,8 +969,10 @@ struct session::state {
     }
 
     // What is still to send: suffixes of what was sent (checked), then the new calls.
-    const std::string final_content = final_message.content.value_or("");
-    const std::string final_reasoning = final_message.reasoning_content.value_or("");
+    static const std::string none;
+    const std::string& final_content = final_message.content ? *final_message.content : none;
+    const std::string& final_reasoning =
+        final_message.reasoning_content ? *final_message.reasoning_content : none;
     delta text;
     if (!suffix(final_reasoning, sent.reasoning_content, true, text.reasoning_content)) {
       return retraction("reasoning, final parse");
@@ -963,15 +990,27 @@ struct session::state {
         return retraction("call " + std::to_string(i) + ", final parse");
       }
     }
+    // `sent` becomes the final message by the same suffixes (not a copy of the whole message).
     if (!text.reasoning_content.empty()) {
+      if (!sent.reasoning_content) sent.reasoning_content.emplace();
+      sent.reasoning_content->append(text.reasoning_content);
       delta d;
       d.reasoning_content = std::move(text.reasoning_content);
       out.deltas.push_back(std::move(d));
     }
     if (!text.content.empty()) {
+      if (!sent.content) sent.content.emplace();
+      sent.content->append(text.content);
       delta d;
       d.content = std::move(text.content);
       out.deltas.push_back(std::move(d));
+    }
+    // Absent vs empty as in the final message (the text itself is equal by now).
+    if (!final_message.content) sent.content.reset();
+    if (final_message.content && !sent.content) sent.content.emplace();
+    if (!final_message.reasoning_content) sent.reasoning_content.reset();
+    if (final_message.reasoning_content && !sent.reasoning_content) {
+      sent.reasoning_content.emplace();
     }
     for (std::size_t i = 0; i < calls.size(); ++i) {
       std::size_t sent_args = 0;
@@ -983,16 +1022,18 @@ struct session::state {
         delta d;
         d.tool_calls.push_back({.index = i, .id = calls[i].id, .name = calls[i].name});
         out.deltas.push_back(std::move(d));
+        sent.tool_calls.push_back({.id = calls[i].id, .name = calls[i].name});
       }
       if (calls[i].arguments.size() > sent_args) {
         delta d;
         d.tool_calls.push_back({.index = i, .arguments = calls[i].arguments.substr(sent_args)});
+        sent.tool_calls[i].arguments.append(d.tool_calls.back().arguments);
         out.deltas.push_back(std::move(d));
       }
     }
+    sent.role = final_message.role;
     out.reason = calls.empty() ? finish_reason::stop : finish_reason::tool_calls;
     if (options_in.hit_token_limit || truncated) out.reason = finish_reason::length;
-    sent = final_message;
     out.message = std::move(final_message);
     finished = true;
     return out;

@@ -213,15 +213,18 @@ TEST(LeanLane, EscapesInStringArguments) {
     lane.classes = r.json ? json_classes.data() : raw_classes.data();
     lane.json_escapes = r.json;
     lane.raw_escapes = !r.json;
-    std::string escaped = "before|";
+    byte_buffer escaped;
+    escaped.assign("before|");
+    std::string scratch;
     lane.escaped = &escaped;
+    lane.scratch = &scratch;
     lane.limit = 100;
     EXPECT_EQ(lane.take(r.chunk), r.taken) << testing::PrintToString(std::string(r.chunk));
     if (!r.taken) continue;
     EXPECT_EQ(field, r.view);
     EXPECT_EQ(input.view(), r.chunk);
     if (!r.json) {
-      EXPECT_EQ(escaped, "before|" + std::string(r.view));  // appended
+      EXPECT_EQ(escaped.view(), "before|" + std::string(r.view));  // appended
     }
   }
 }

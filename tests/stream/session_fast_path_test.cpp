@@ -135,6 +135,8 @@ TEST(SessionFinish, CompletesTheFoldOrParsesAgain) {
       auto fin = s.finish({.hit_token_limit = r.hit_token_limit});
       ASSERT_TRUE(fin.has_value()) << fin.error().to_string();
       EXPECT_EQ(s.stats().finish_folded, r.folded) << "chunk " << chunk;
+      // current() after finish() is the final message, ids included.
+      EXPECT_EQ(s.current().to_json().dump(), fin->message.to_json().dump());
       auto want = parse_detailed(p, r.output, {.allow_truncated = r.hit_token_limit});
       ASSERT_TRUE(want.has_value()) << want.error().to_string();
       EXPECT_EQ(fin->message.content, want->message.content);

@@ -155,7 +155,8 @@ struct lean_lane {
   // Raw text of a string argument: the chunk, JSON-escaped, is appended to `escaped` (what the
   // lean feeds returned since the session last caught up) and the view is that part of it.
   bool raw_escapes = false;
-  std::string* escaped = nullptr;
+  byte_buffer* escaped = nullptr;
+  std::string* scratch = nullptr;  // one chunk's escaping
 
   // Takes the chunk when the lane is armed and the chunk is plain text of the span: no byte
   // that ends or changes it, no text that starts in it (a check byte followed by a byte that
@@ -170,9 +171,15 @@ struct lean_lane {
       if (cls == 0xFF) break;  // never: keeps the compiler from vectorizing a 4-byte loop
       any |= cls;
     }
-    if (any != 0 || raw_escapes) return take_marked(chunk, any);
+    if (any != 0) return take_marked(chunk, any);
     input->append(chunk);
-    *field = std::string_view(input->data() + at, n);
+    if (raw_escapes) {  // plain bytes need no escaping; what was returned is kept
+      const std::size_t from = escaped->size();
+      escaped->append(chunk);
+      *field = std::string_view(escaped->data() + from, n);
+    } else {
+      *field = std::string_view(input->data() + at, n);
+    }
     ++feeds;
     return true;
   }
@@ -210,11 +217,13 @@ struct lean_lane {
     if (raw_escapes) {
       const std::size_t from = escaped->size();
       if (escape) {
-        json::append_escaped(*escaped, chunk);
+        scratch->clear();
+        json::append_escaped(*scratch, chunk);
+        escaped->append(*scratch);
       } else {
         escaped->append(chunk);
       }
-      *field = std::string_view(*escaped).substr(from);
+      *field = escaped->view().substr(from);
     } else {
       *field = std::string_view(input->data() + at, n);
     }
