@@ -481,7 +481,7 @@ match_result matcher::match_growing(std::string_view input, match_flags flags) {
   const bool ok = without_exceptions(out, [&] {
     const node_id root = st.g->root();
     if (!valid_start(*st.g, root, input, out)) return;
-    if (st.growing_valid && continues(st.grown, input)) {
+    if (st.growing_valid && st.grown.continued_by(input)) {
       st.reset_call(input, flags);
       st.begin_growing_call();
     } else {
@@ -490,7 +490,7 @@ match_result matcher::match_growing(std::string_view input, match_flags flags) {
     }
     st.growing = true;
     ++st.stamp;
-    st.grown.append(input.substr(st.grown.size()));
+    st.grown.set(input);
     st.growing_valid = true;
     if (!scratch_) {
       scratch_ = std::make_unique<state>();

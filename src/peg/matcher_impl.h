@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -17,6 +18,49 @@
 #include "peg/matcher_state.h"
 
 namespace chatpeg::peg {
+
+// The input of the previous match_growing call, as much of it as matcher::continues compares:
+// its size and its first and last 64 bytes (debug builds keep all of it and compare all). Not
+// a copy of the whole input: a 64 KB stream would otherwise hold (and grow) one more 64 KB.
+class grown_input {
+ public:
+  static constexpr std::size_t kWindow = 64;
+  std::size_t size() const { return size_; }
+  void clear() {
+    size_ = 0;
+#ifndef NDEBUG
+    all_.clear();
+#endif
+  }
+  void set(std::string_view input) {
+    size_ = input.size();
+    const std::size_t w = std::min(size_, kWindow);
+    std::memcpy(head_.data(), input.data(), w);
+    std::memcpy(tail_.data(), input.data() + size_ - w, w);
+#ifndef NDEBUG
+    all_.assign(input);
+#endif
+  }
+  // Whether `input` extends it (the comparison of matcher::continues).
+  bool continued_by(std::string_view input) const {
+    if (input.size() < size_) return false;
+#ifndef NDEBUG
+    return input.compare(0, size_, all_) == 0;
+#else
+    const std::size_t w = std::min(size_, kWindow);
+    return std::memcmp(input.data() + size_ - w, tail_.data(), w) == 0 &&
+           std::memcmp(input.data(), head_.data(), w) == 0;
+#endif
+  }
+
+ private:
+  std::size_t size_ = 0;
+  std::array<char, kWindow> head_{};
+  std::array<char, kWindow> tail_{};
+#ifndef NDEBUG
+  std::string all_;
+#endif
+};
 
 struct matcher::state {
   using step = detail::step;
@@ -63,7 +107,7 @@ struct matcher::state {
   // input plus the new bytes.
   bool growing = false;        // the current match reads and writes the growing caches
   bool growing_valid = false;  // the caches describe `grown`
-  std::string grown;           // the input of the previous match_growing call
+  grown_input grown;           // the input of the previous match_growing call
   std::uint32_t stamp = 0;     // growing call counter (entries written by this call)
   std::vector<std::uint32_t> volatile_entries;  // memo entries with examined > size
   std::vector<std::uint8_t> cached_nodes;       // node id → may have growing cache entries

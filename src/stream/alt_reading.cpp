@@ -136,7 +136,9 @@ alt_readings::alt_readings(const peg::grammar& g) : owner_readings_(g.size(), nu
             for (const auto& d : theirs) {
               if (std::find(mine.begin(), mine.end(), d) == mine.end() && !d.empty()) {
                 a.stops.push_back(d);
-                first_[static_cast<unsigned char>(d[0])] = true;
+                const auto b0 = static_cast<unsigned char>(d[0]);
+                if (!first_[b0]) first_few_ = first_few_ && first_stops_.add(b0);
+                first_[b0] = true;
                 if (std::find(stops_.begin(), stops_.end(), d) == stops_.end()) {
                   stops_.push_back(d);
                 }
@@ -257,11 +259,22 @@ ambiguity::hold ambiguity::update(const alt_readings& alts, const peg::grammar& 
     const std::size_t from =
         std::max<std::size_t>(open->start, scanned_ > longest ? scanned_ - longest : 0);
     const auto& first = alts.first_bytes();
+    const base::byte_stops* few = alts.few_first_bytes();
+    const std::string_view text = input.substr(0, end);
+    std::optional<base::stop_scanner> scanner;
+    if (few) scanner.emplace(*few);
     for (std::size_t p = from; p < end && at_ == std::string::npos; ++p) {
-      if (!first[static_cast<unsigned char>(input[p])]) continue;
+      if (scanner) {  // 16 bytes at a time to the next possible start
+        p = scanner->find(text, p);
+        if (p >= end) break;
+      } else if (!first[static_cast<unsigned char>(input[p])]) {
+        continue;
+      }
       for (const auto& a : *readings) {
         for (const auto& s : a.stops) {
-          if (p + s.size() <= end && input.compare(p, s.size(), s) == 0) {
+          // (The second byte first: a '<' in code is rarely followed by a stop's.)
+          if (p + s.size() <= end && (s.size() < 2 || input[p + 1] == s[1]) &&
+              input.compare(p, s.size(), s) == 0) {
             at_ = p;
             reading_ = &a;
             break;

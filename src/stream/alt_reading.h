@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "chatpeg/base/utf8.h"
 #include "chatpeg/peg/grammar.h"
 #include "chatpeg/peg/matcher.h"
 
@@ -55,6 +56,12 @@ class alt_readings {
   std::vector<const std::vector<alt_reading>*> owner_readings_;
   std::array<bool, 256> first_{};
   std::vector<std::string> stops_;
+  // first_ as at most four bytes, for a vector scan (first_few_ = false: more of them).
+  base::byte_stops first_stops_;
+  bool first_few_ = true;
+
+ public:
+  const base::byte_stops* few_first_bytes() const { return first_few_ ? &first_stops_ : nullptr; }
 };
 
 // Per-session tracking of the open text node's ambiguity.
