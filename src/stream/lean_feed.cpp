@@ -92,9 +92,13 @@ void marker_dfa::build(const std::vector<std::string_view>& texts) {
   }
 }
 
-void lean_pairs::build(const std::vector<std::string_view>& texts) {
+void lean_pairs::build(const std::vector<std::string_view>& texts, std::size_t holdable_texts) {
   bits.fill(0);
   single.fill(false);
+  holdable.fill(false);
+  for (std::size_t k = 0; k < texts.size() && k < holdable_texts; ++k) {
+    if (!texts[k].empty()) holdable[static_cast<unsigned char>(texts[k][0])] = true;
+  }
   for (const auto t : texts) {
     if (t.size() == 1) single[static_cast<unsigned char>(t[0])] = true;
     if (t.size() < 2) continue;
@@ -150,7 +154,7 @@ void lean_scanner::arm(lean_kind k, const open_span& span, const std::array<bool
     for (const auto& s : stops) strings_.push_back(s);
   }
   dfa_.build(strings_);
-  pairs_.build(strings_);
+  pairs_.build(strings_, holdable_);
 }
 
 std::size_t lean_scanner::until_held(std::string_view input, std::size_t from) const {

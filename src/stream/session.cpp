@@ -122,7 +122,6 @@ struct session::state {
   // raw_args: what the lean feeds returned since the last catch-up (the bytes escaped); their
   // views point into it, and catch_up() checks the usual path against it.
   detail::byte_buffer lean_escaped;
-  std::string lean_scratch;  // one chunk's escaping
   std::vector<delta> catch_up_out;
   std::vector<delta> view_out;  // feed_view's deltas when it takes the usual path
   std::vector<delta_view> views;
@@ -696,9 +695,7 @@ struct session::state {
       case detail::lean_kind::raw_args: {
         const std::size_t from = lean_escaped.size();
         if (escaped) {
-          lean_scratch.clear();
-          json::append_escaped(lean_scratch, bytes);
-          lean_escaped.append(lean_scratch);
+          detail::append_escaped_short(lean_escaped, bytes);
         } else {
           lean_escaped.append(bytes);
         }
@@ -845,13 +842,14 @@ struct session::state {
     lean_saw_check |= (lane.saw & detail::lean_class::check) != 0;
     lean_saw_high |= (lane.saw & detail::lean_class::high) != 0;
     lane.saw = 0;
-    lean_sent = input.size();
+    lean_sent = input.size() - lane.held;
   }
 
-  // Arms the inline lane when the lean feed is armed and holds nothing, else disarms it.
+  // Arms the inline lane when the lean feed is armed (with what it holds), else disarms it.
   void update_lane() {
     lane.classes = nullptr;
-    if (lean.kind() == detail::lean_kind::off || lean_error || lean_sent != input.size()) return;
+    if (lean.kind() == detail::lean_kind::off || lean_error || lean_sent > input.size()) return;
+    lane.held = input.size() - lean_sent;
     const std::size_t limit = matched_size + kWarmBytes;
     if (input.size() >= limit) return;
     switch (lean.kind()) {
@@ -869,7 +867,6 @@ struct session::state {
     lane.json_escapes = lean.kind() == detail::lean_kind::json_args;
     lane.raw_escapes = lean.kind() == detail::lean_kind::raw_args;
     lane.escaped = &lean_escaped;
-    lane.scratch = &lean_scratch;
     lane.pairs = &lean.pairs();
     lane.classes = lean.table().data();
   }

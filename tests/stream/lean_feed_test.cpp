@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "chatpeg/base/utf8.h"
+#include "chatpeg/json/json.h"
 #include "chatpeg/stream/session.h"
 #include "stream/lean_feed.h"
 
@@ -123,7 +124,11 @@ TEST(ShortUtf8, AgreesWithTheBaseFunctions) {
   EXPECT_GT(cut, 100u);
 }
 
-TEST(LeanLane, TakesOnlyPlainChunksBelowItsLimit) {
+// The inline lane against what the session's lean feed does with the same bytes (the rows
+// give the expected outcome): plain text goes through, a last byte that may start a delimiter
+// and an incomplete UTF-8 tail are held (and released by the next chunk), anything else is the
+// session's (-1), which then sees the input as it was.
+TEST(LeanLane, TakesPlainChunksAndHoldsSimpleTails) {
   std::array<std::uint8_t, 256> classes{};
   classes['<'] = lean_class::check;
   classes['"'] = lean_class::escape;
@@ -131,50 +136,69 @@ TEST(LeanLane, TakesOnlyPlainChunksBelowItsLimit) {
   for (std::size_t b = 0x80; b < 0x100; ++b) classes[b] = lean_class::high;
   const std::vector<std::string_view> texts = {"<tool_call>"};
   lean_pairs pairs;
-  pairs.build(texts);
-  byte_buffer input;
-  input.assign("prefix");
-  std::string_view field;
-  lean_lane lane;
-  lane.input = &input;
-  lane.field = &field;
-  lane.pairs = &pairs;
-  EXPECT_FALSE(lane.take("abcd"));  // not armed
-  lane.classes = classes.data();
-  lane.limit = input.size() + 20;
+  pairs.build(texts, texts.size());
   struct row {
-    std::string_view chunk;
-    bool taken;
+    std::vector<std::string_view> chunks;  // fed in turn; the last one is checked
+    int views;
+    std::string_view view;
+    std::size_t held;
   };
   const std::vector<row> rows = {
-      {"abcd", true},      {"a<cd", true},         // '<' then 'c' starts no text
-      {"a<td", false},                             // "<t" may start "<tool_call>"
-      {"abc<", false},                             // cut by the end: held, the session's path
-      {"\xC3\xA9", true},                          // whole UTF-8
-      {"a\xC3", false},                            // an incomplete sequence
-      {"\xC3(", false},                            // invalid
-      {"a\"b", false},                             // an escape
-      {"a}", false},                               // ends the span
-      {"", false},         {"0123456789", false},  // would reach the limit
-      {"012345678", true},
+      {{"abcd"}, 1, "abcd", 0},
+      {{"a<cd"}, 1, "a<cd", 0},          // '<' then 'c' starts no text
+      {{"a<td"}, -1, "", 0},             // "<t" may start "<tool_call>"
+      {{"abc<"}, 1, "abc", 1},           // cut by the end: held
+      {{"abc<", "x"}, 1, "<x", 0},       // and released
+      {{"abc<", "t"}, -1, "", 1},        // "<t": the session's
+      {{"<"}, 0, "", 1},                 // nothing to deliver yet
+      {{"\xC3\xA9"}, 1, "\xC3\xA9", 0},  // whole UTF-8
+      {{"a\xC3"}, 1, "a", 1},            // an incomplete sequence is held
+      {{"a\xC3",
+        "\xA9"
+        "b"},
+       1,
+       "\xC3\xA9"
+       "b",
+       0},
+      {{"<\xC3"}, -1, "", 0},  // a tail after a check byte: the session's
+      {{"\xC3("}, -1, "", 0},  // invalid
+      {{"a\"b"}, -1, "", 0},   // an escape (not a JSON string)
+      {{"a}"}, -1, "", 0},     // ends the span
+      {{""}, -1, "", 0},
+      {{"0123456789abcdefghijk"}, -1, "", 0},  // would reach the limit
   };
-  std::string want = "prefix";
-  std::size_t taken = 0;
   for (const auto& r : rows) {
-    EXPECT_EQ(lane.take(r.chunk), r.taken) << testing::PrintToString(std::string(r.chunk));
-    if (!r.taken) continue;
-    EXPECT_EQ(field, r.chunk);
-    want += r.chunk;
-    ++taken;
+    byte_buffer input;
+    input.assign("prefix");
+    std::string_view field;
+    lean_lane lane;
+    lane.input = &input;
+    lane.field = &field;
+    lane.pairs = &pairs;
+    const std::string trace = testing::PrintToString(std::string(r.chunks.back()));
+    EXPECT_EQ(lane.take("abcd"), -1) << "not armed";
+    lane.classes = classes.data();
+    lane.limit = input.size() + 20;
+    std::string want = "prefix";
+    for (std::size_t k = 0; k + 1 < r.chunks.size(); ++k) {
+      ASSERT_GE(lane.take(r.chunks[k]), 0) << trace;
+      want += r.chunks[k];
+    }
+    const std::size_t before = lane.feeds;
+    EXPECT_EQ(lane.take(r.chunks.back()), r.views) << trace;
+    if (r.views >= 0) want += r.chunks.back();
+    EXPECT_EQ(input.view(), want) << trace;
+    EXPECT_EQ(lane.held, r.held) << trace;
+    EXPECT_EQ(lane.feeds, before + (r.views >= 0 ? 1 : 0)) << trace;
+    if (r.views == 1) {
+      EXPECT_EQ(field, r.view) << trace;
+    }
   }
-  EXPECT_EQ(input.view(), want);
-  EXPECT_EQ(lane.feeds, taken);
-  EXPECT_EQ(lane.saw, lean_class::check | lean_class::high);
 }
 
 // A JSON-string span copies whole simple escapes; a raw string argument escapes its bytes
-// into the lane's buffer (the view is the escaped text); an escape cut by the end, or an
-// escape the converter rewrites, is left to the session.
+// into the lane's buffer (the view is the escaped text); an escape cut by the end is held, an
+// escape the converter rewrites is left to the session.
 TEST(LeanLane, EscapesInStringArguments) {
   std::array<std::uint8_t, 256> json_classes{};
   json_classes['\\'] = lean_class::escape;
@@ -184,27 +208,33 @@ TEST(LeanLane, EscapesInStringArguments) {
   raw_classes['\n'] = lean_class::escape | lean_class::check;
   const std::vector<std::string_view> texts = {"\n</parameter>"};
   lean_pairs pairs;
-  pairs.build(texts);
+  pairs.build(texts, texts.size());
   struct row {
     bool json;
-    std::string_view chunk;
-    bool taken;
+    std::vector<std::string_view> chunks;
+    int views;
     std::string_view view;
+    std::size_t held;
   };
   const std::vector<row> rows = {
-      {true, "a\\nb", true, "a\\nb"},
-      {true, "\\\"x", true, "\\\"x"},  // an escaped quote does not end the string
-      {true, "ab\"", false, ""},       // the closing quote
-      {true, "ab\\", false, ""},       // an escape cut by the end
-      {true, "\\u00e9", false, ""},    // rewritten by the converter
-      {false, "say \"hi\"", true, "say \\\"hi\\\""},
-      {false, "a\tb", true, "a\\tb"},
-      {false, "x\ny", true, "x\\ny"},  // a line break that starts no delimiter
-      {false, "x\n<", false, ""},      // it may start "\n</parameter>"
-      {false, "plain", true, "plain"},
+      {true, {"a\\nb"}, 1, "a\\nb", 0},
+      {true, {"\\\"x"}, 1, "\\\"x", 0},  // an escaped quote does not end the string
+      {true, {"ab\""}, -1, "", 0},       // the closing quote
+      {true, {"ab\\"}, 1, "ab", 1},      // an escape cut by the end is held
+      {true, {"ab\\", "nc"}, 1, "\\nc", 0},
+      {true, {"\\u00e9"}, -1, "", 0},  // rewritten by the converter
+      {false, {"say \"hi\""}, 1, "say \\\"hi\\\"", 0},
+      {false, {"a\tb"}, 1, "a\\tb", 0},
+      {false, {"x\ny"}, 1, "x\\ny", 0},  // a line break that starts no delimiter
+      {false, {"x\n<"}, -1, "", 0},      // it may start "\n</parameter>"
+      {false, {"x\n"}, 1, "x", 1},       // held
+      {false, {"x\n", "}"}, 1, "\\n}", 0},
+      {false, {"plain"}, 1, "plain", 0},
   };
   for (const auto& r : rows) {
     byte_buffer input;
+    byte_buffer escaped;
+    escaped.assign("before|");
     std::string_view field;
     lean_lane lane;
     lane.input = &input;
@@ -213,19 +243,38 @@ TEST(LeanLane, EscapesInStringArguments) {
     lane.classes = r.json ? json_classes.data() : raw_classes.data();
     lane.json_escapes = r.json;
     lane.raw_escapes = !r.json;
-    byte_buffer escaped;
-    escaped.assign("before|");
-    std::string scratch;
     lane.escaped = &escaped;
-    lane.scratch = &scratch;
     lane.limit = 100;
-    EXPECT_EQ(lane.take(r.chunk), r.taken) << testing::PrintToString(std::string(r.chunk));
-    if (!r.taken) continue;
-    EXPECT_EQ(field, r.view);
-    EXPECT_EQ(input.view(), r.chunk);
-    if (!r.json) {
-      EXPECT_EQ(escaped.view(), "before|" + std::string(r.view));  // appended
+    const std::string trace = testing::PrintToString(std::string(r.chunks.back()));
+    std::string want_input;
+    for (std::size_t k = 0; k + 1 < r.chunks.size(); ++k) {
+      ASSERT_GE(lane.take(r.chunks[k]), 0) << trace;
+      want_input += r.chunks[k];
     }
+    const std::size_t escaped_before = escaped.size();
+    EXPECT_EQ(lane.take(r.chunks.back()), r.views) << trace;
+    if (r.views >= 0) want_input += r.chunks.back();
+    EXPECT_EQ(input.view(), want_input) << trace;
+    EXPECT_EQ(lane.held, r.held) << trace;
+    if (r.views != 1) continue;
+    EXPECT_EQ(field, r.view) << trace;
+    if (!r.json) {  // appended to what was returned before
+      EXPECT_EQ(escaped.view().substr(escaped_before), r.view) << trace;
+    }
+  }
+}
+
+TEST(AppendEscapedShort, SameAsTheJsonModule) {
+  std::mt19937 rng(11);
+  for (int i = 0; i < 20000; ++i) {
+    std::string text(rng() % 12, '\0');
+    for (auto& c : text) c = static_cast<char>(rng() % 4 == 0 ? rng() % 0x24 : rng() % 256);
+    std::string want = "x";
+    json::append_escaped(want, text);
+    byte_buffer got;
+    got.assign("x");
+    append_escaped_short(got, text);
+    ASSERT_EQ(got.view(), want) << testing::PrintToString(text);
   }
 }
 

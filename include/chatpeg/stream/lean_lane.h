@@ -77,8 +77,10 @@ inline bool short_utf8(const unsigned char* bytes, std::size_t n, std::size_t& t
 struct lean_pairs {
   std::array<std::uint64_t, 1024> bits{};
   std::array<bool, 256> single{};
+  std::array<bool, 256> holdable{};  // first bytes of the first `holdable` texts of build()
 
-  void build(const std::vector<std::string_view>& texts);
+  // texts[0, holdable): what is held when cut by the end (delimiters, markers).
+  void build(const std::vector<std::string_view>& texts, std::size_t holdable_texts);
   // No text starts in bytes[from, end) nor is cut by the end there; `seen`: a check byte was
   // there (classes: the span's byte classes).
   bool clean(const std::uint8_t* classes, const unsigned char* bytes, std::size_t from,
@@ -120,6 +122,13 @@ class byte_buffer {
     size_ += text.size();
   }
   void shrink(std::size_t n) { size_ = n < size_ ? n : size_; }
+  // n more bytes at the end, to be written (shrink() gives back what was not used).
+  char* extend(std::size_t n) {
+    if (size_ + n > capacity_) grow(size_ + n);
+    char* at = bytes_.get() + size_;
+    size_ += n;
+    return at;
+  }
 
  private:
   // Doubling from 15 bytes, as std::string grows (no zero-filling of the new room).
@@ -135,6 +144,52 @@ class byte_buffer {
   std::size_t size_ = 0;
 };
 
+// Appends text JSON-escaped to out: exactly what json::append_escaped appends (the escape of a
+// quote, a backslash and the control bytes; everything else as is), for the few bytes of a
+// chunk without its setup.
+inline void append_escaped_short(byte_buffer& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  char* const start = out.extend(text.size() * 6);
+  char* to = start;
+  for (const char ch : text) {
+    const auto b = static_cast<unsigned char>(ch);
+    if (b >= 0x20 && b != '"' && b != '\\') {
+      *to++ = ch;
+      continue;
+    }
+    *to++ = '\\';
+    switch (b) {
+      case '"':
+      case '\\':
+        *to++ = ch;
+        break;
+      case '\n':
+        *to++ = 'n';
+        break;
+      case '\r':
+        *to++ = 'r';
+        break;
+      case '\t':
+        *to++ = 't';
+        break;
+      case '\b':
+        *to++ = 'b';
+        break;
+      case '\f':
+        *to++ = 'f';
+        break;
+      default:
+        *to++ = 'u';
+        *to++ = '0';
+        *to++ = '0';
+        *to++ = kHex[b >> 4];
+        *to++ = kHex[b & 0xF];
+        break;
+    }
+  }
+  out.shrink(out.size() - (text.size() * 6 - static_cast<std::size_t>(to - start)));
+}
+
 // The JSON escapes a lean feed copies as is (the value converter keeps them unchanged).
 inline bool simple_json_escape(unsigned char c) {
   return c == '"' || c == '\\' || c == 'n' || c == 't' || c == 'r';
@@ -149,6 +204,7 @@ struct lean_lane {
   std::string_view* field = nullptr;  // the view's text the chunk becomes
   const delta_view* view = nullptr;   // what feed_view returns
   std::size_t feeds = 0;              // chunks taken since the session last looked
+  std::size_t held = 0;               // bytes at the end of input not delivered yet
   std::uint8_t saw = 0;               // the classes of their bytes
   // A JSON string: an escape byte followed in the chunk by one of `"\\ntr` is copied as is.
   bool json_escapes = false;
@@ -156,22 +212,22 @@ struct lean_lane {
   // lean feeds returned since the session last caught up) and the view is that part of it.
   bool raw_escapes = false;
   byte_buffer* escaped = nullptr;
-  std::string* scratch = nullptr;  // one chunk's escaping
 
-  // Takes the chunk when the lane is armed and the chunk is plain text of the span: no byte
-  // that ends or changes it, no text that starts in it (a check byte followed by a byte that
-  // makes no first pair), whole valid UTF-8, whole escapes.
-  [[gnu::always_inline]] bool take(std::string_view chunk) {
-    if (classes == nullptr) return false;
+  // Takes the chunk when the lane is armed and the chunk (after what is held) is plain text of
+  // the span: no byte that ends or changes it, no text that starts in it (a check byte followed
+  // by a byte that makes no first pair), valid UTF-8, whole escapes. Returns the number of
+  // views (0: what came is held), or -1 when the session must look.
+  [[gnu::always_inline]] int take(std::string_view chunk) {
+    if (classes == nullptr) return -1;
     const std::size_t at = input->size(), n = chunk.size();
-    if (n == 0 || n >= limit - at) return false;
+    if (n == 0 || n >= limit - at) return -1;
     std::uint8_t any = 0;
     for (const char c : chunk) {
       const std::uint8_t cls = classes[static_cast<unsigned char>(c)];
       if (cls == 0xFF) break;  // never: keeps the compiler from vectorizing a 4-byte loop
       any |= cls;
     }
-    if (any != 0) return take_marked(chunk, any);
+    if (any != 0 || held != 0) return take_marked(chunk, any);
     input->append(chunk);
     if (raw_escapes) {  // plain bytes need no escaping; what was returned is kept
       const std::size_t from = escaped->size();
@@ -181,55 +237,82 @@ struct lean_lane {
       *field = std::string_view(input->data() + at, n);
     }
     ++feeds;
-    return true;
+    return 1;
   }
 
  private:
-  // A chunk with bytes that are not plain (`any`: the OR of their classes).
-  [[gnu::noinline]] bool take_marked(std::string_view chunk, std::uint8_t any) {
-    const auto* bytes = reinterpret_cast<const unsigned char*>(chunk.data());
-    const std::size_t n = chunk.size();
+  // A chunk with bytes that are not plain (`any`: the OR of their classes) or after held
+  // bytes. What the session's lean feed would hold, in the simple cases only: a last byte that
+  // starts a delimiter or marker (and no longer text), an escape cut by the end, an incomplete
+  // UTF-8 tail; anything else is the session's to decide.
+  [[gnu::noinline]] int take_marked(std::string_view chunk, std::uint8_t any) {
+    const std::size_t old = input->size(), from = old - held;
+    input->append(chunk);
+    const auto* bytes = reinterpret_cast<const unsigned char*>(input->data());
+    const std::size_t end = input->size();
+    for (std::size_t i = from; i < old; ++i) any |= classes[bytes[i]];
+    std::size_t hold = 0;
     bool escape = false;
+    const auto refuse = [&] {
+      input->shrink(old);
+      return -1;
+    };
     if ((any & (lean_class::escape | lean_class::reject)) != 0) {
-      if ((any & lean_class::reject) != 0 && !json_escapes) return false;  // ends the span
       if (json_escapes) {
-        // The byte after an escape byte is escaped (a quote there does not end the string);
-        // an escape cut by the end is held: the session's path.
-        for (std::size_t i = 0; i < n; ++i) {
+        // The byte after an escape byte is escaped (a quote there does not end the string).
+        for (std::size_t i = from; i < end; ++i) {
           const std::uint8_t cls = classes[bytes[i]];
-          if (cls & lean_class::reject) return false;
+          if (cls & lean_class::reject) return refuse();
           if (!(cls & lean_class::escape)) continue;
-          if (i + 1 == n || !simple_json_escape(bytes[i + 1])) return false;
+          if (i + 1 == end) {
+            hold = 1;  // cut by the end
+            break;
+          }
+          if (!simple_json_escape(bytes[i + 1])) return refuse();
           ++i;
         }
-      } else if (raw_escapes) {
-        escape = true;
+      } else if (raw_escapes && (any & lean_class::reject) == 0) {
+        escape = true;  // the bytes need escaping
       } else {
-        return false;
+        return refuse();  // ends the span
       }
     }
-    bool seen = false;
-    if ((any & lean_class::check) != 0 && !pairs->clean(classes, bytes, 0, n, seen)) return false;
-    std::size_t tail = 0;
-    if ((any & lean_class::high) != 0 && (!short_utf8(bytes, n, tail) || tail != 0)) return false;
-    const std::size_t at = input->size();
-    input->append(chunk);
-    if (raw_escapes) {
-      const std::size_t from = escaped->size();
-      if (escape) {
-        scratch->clear();
-        json::append_escaped(*scratch, chunk);
-        escaped->append(*scratch);
-      } else {
-        escaped->append(chunk);
+    if ((any & lean_class::check) != 0) {
+      const unsigned last = bytes[end - 1];
+      if (classes[last] & lean_class::check) {
+        if (hold != 0 || !pairs->holdable[last] || pairs->single[last]) return refuse();
+        hold = 1;  // may start a delimiter or marker
       }
-      *field = escaped->view().substr(from);
-    } else {
-      *field = std::string_view(input->data() + at, n);
+      bool seen = false;
+      if (!pairs->clean(classes, bytes, from, end - hold, seen)) return refuse();
     }
+    if ((any & lean_class::high) != 0) {
+      std::size_t tail = 0;
+      if (!short_utf8(bytes + from, end - hold - from, tail)) return refuse();
+      if (tail != 0) {
+        // The session holds an incomplete tail only where nothing else may start.
+        if (hold != 0 || (any & lean_class::check) != 0) return refuse();
+        hold = tail;
+      }
+    }
+    const std::size_t to = end - hold;
+    held = hold;
     ++feeds;
     saw |= any;
-    return true;
+    if (to == from) return 0;
+    const std::string_view text(input->data() + from, to - from);
+    if (raw_escapes) {
+      const std::size_t at = escaped->size();
+      if (escape) {
+        append_escaped_short(*escaped, text);
+      } else {
+        escaped->append(text);
+      }
+      *field = escaped->view().substr(at);
+    } else {
+      *field = text;
+    }
+    return 1;
   }
 };
 

@@ -158,7 +158,11 @@ class session {
   // is brought up to date when it is asked for or when a feed needs the parser.
   base::result<std::span<const delta_view>> feed_view(std::string_view chunk,
                                                       std::span<const std::int32_t> tokens = {}) {
-    if (tokens.empty() && lane_->take(chunk)) return std::span<const delta_view>(lane_->view, 1);
+    if (tokens.empty()) {
+      if (const int views = lane_->take(chunk); views >= 0) {
+        return std::span<const delta_view>(lane_->view, static_cast<std::size_t>(views));
+      }
+    }
     return feed_view_usual(chunk, tokens);
   }
 
