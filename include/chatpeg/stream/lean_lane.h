@@ -227,7 +227,13 @@ struct lean_lane {
       if (cls == 0xFF) break;  // never: keeps the compiler from vectorizing a 4-byte loop
       any |= cls;
     }
-    if (any != 0 || held != 0) return take_marked(chunk, any);
+    if (any != 0 || held != 0) {
+      // A JSON string's whole simple escapes are plain too (the common marked chunk there).
+      if (!json_escapes || held != 0 || (any & ~(lean_class::escape | lean_class::reject)) != 0 ||
+          !whole_json_escapes(chunk)) {
+        return take_marked(chunk, any);
+      }
+    }
     input->append(chunk);
     if (raw_escapes) {  // plain bytes need no escaping; what was returned is kept
       const std::size_t from = escaped->size();
@@ -241,6 +247,22 @@ struct lean_lane {
   }
 
  private:
+  // Every escape byte of the chunk is followed in it by a simple escape, every quote or control
+  // byte is escaped.
+  bool whole_json_escapes(std::string_view chunk) const {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(chunk.data());
+    for (std::size_t i = 0; i < chunk.size(); ++i) {
+      const std::uint8_t cls = classes[bytes[i]];
+      if (cls == 0) continue;
+      if ((cls & lean_class::escape) == 0 || i + 1 == chunk.size() ||
+          !simple_json_escape(bytes[i + 1])) {
+        return false;
+      }
+      ++i;
+    }
+    return true;
+  }
+
   // A chunk with bytes that are not plain (`any`: the OR of their classes) or after held
   // bytes. What the session's lean feed would hold, in the simple cases only: a last byte that
   // starts a delimiter or marker (and no longer text), an escape cut by the end, an incomplete
