@@ -159,8 +159,21 @@ struct session::state {
   detail::fold spare;
   bool fold_valid = false;
 
-  // What was sent (current()): per OpenAI call index, the fold call it came from.
+  // What was sent (current()). Its texts are kept as sizes: what was sent of the content, the
+  // reasoning and each call's arguments is that many first bytes of the fold's text (the fold
+  // only appends, and a fold read again from scratch must extend it). `sent`'s texts are a
+  // cache of those prefixes, filled in by materialize() when the message is asked for and
+  // before the fold that holds them is replaced; call headers (id, name) are always there.
+  // A stream nobody asks current() of keeps one copy of its text (the fold's), not two.
   chat::message sent;
+  std::size_t sent_content = 0;
+  std::size_t sent_reasoning = 0;
+  std::vector<std::size_t> sent_args;     // per sent call
+  std::vector<std::size_t> sent_call_of;  // per sent call: its index in fold.calls()
+  // finish() returned the final message without copying it into `sent`: current() reads it
+  // again (the same parse) when asked.
+  bool final_pending = false;
+  bool final_hit_limit = false;
   std::size_t held_text = 0;      // bytes of fold text not sent after the last good feed
   std::size_t settled = 0;        // fold calls before this are closed and fully sent
   std::size_t settled_named = 0;  // named calls among them
@@ -200,6 +213,12 @@ struct session::state {
     matched_size = 0;
     delta_count = 0;
     sent = chat::message{};
+    sent_content = 0;
+    sent_reasoning = 0;
+    sent_args.clear();
+    sent_call_of.clear();
+    final_pending = false;
+    final_hit_limit = false;
     sent_starts.clear();
     settled = 0;
     settled_named = 0;
@@ -242,15 +261,17 @@ struct session::state {
     if (matcher) matcher->reset_growing();
   }
 
-  // Text suffix of `now` beyond `sent_text`; false when `now` does not extend it. With
-  // hold_back, a tail that may be the start of a marker is not included yet.
-  // With hold_back, a tail that may be the start of a marker is not included yet, nor the
-  // last `also_held` bytes (text a later reading of the grammar may still take).
-  bool suffix(const std::string& now, const std::optional<std::string>& sent_text, bool full_check,
-              std::string& out, bool hold_back = false, std::size_t also_held = 0) const {
-    const std::size_t n = sent_text ? sent_text->size() : 0;
+  // Text suffix of `now` beyond the n bytes sent; false when `now` does not extend them (the
+  // bytes of `cache`, a prefix of them, are compared when full_check). With hold_back, a tail
+  // that may be the start of a marker is not included yet, nor the last `also_held` bytes
+  // (text a later reading of the grammar may still take).
+  bool suffix(const std::string& now, std::size_t n, const std::optional<std::string>& cache,
+              bool full_check, std::string& out, bool hold_back = false,
+              std::size_t also_held = 0) const {
     if (now.size() < n) return false;
-    if (full_check && n > 0 && now.compare(0, n, *sent_text) != 0) return false;
+    if (full_check && cache && !cache->empty() && now.compare(0, cache->size(), *cache) != 0) {
+      return false;
+    }
     if (now.size() == n) {  // nothing new (the usual case for the text not being written)
       out.clear();
       return true;
@@ -260,6 +281,43 @@ struct session::state {
       end = std::max(n, end - std::min(end, std::max(markers->held(now), also_held)));
     }
     out.assign(now, n, end - n);
+    return true;
+  }
+
+  // Fills `cache` up to the first n bytes of `source`.
+  static void fill(std::optional<std::string>& cache, const std::string& source, std::size_t n) {
+    const std::size_t have = cache ? cache->size() : 0;
+    if (have >= n || source.size() < n) return;
+    if (!cache) cache.emplace();
+    cache->append(source, have, n - have);
+  }
+
+  // Brings sent's texts up to what was sent, from the fold that holds them.
+  void materialize() {
+    if (!matcher || finished) return;  // no parser: kept as it goes; finished: final_pending
+    fill(sent.content, fold.content(), sent_content);
+    fill(sent.reasoning_content, fold.reasoning(), sent_reasoning);
+    const auto& calls = fold.calls();
+    for (std::size_t k = 0; k < sent.tool_calls.size(); ++k) {
+      if (sent.tool_calls[k].arguments.size() >= sent_args[k] || sent_call_of[k] >= calls.size()) {
+        continue;
+      }
+      const std::string& source = calls[sent_call_of[k]].call.arguments;
+      std::string& cache = sent.tool_calls[k].arguments;
+      if (source.size() >= sent_args[k]) {
+        cache.append(source, cache.size(), sent_args[k] - cache.size());
+      }
+    }
+  }
+
+  bool cache_complete() const {
+    if (size_of(sent.content) != sent_content ||
+        size_of(sent.reasoning_content) != sent_reasoning) {
+      return false;
+    }
+    for (std::size_t k = 0; k < sent.tool_calls.size(); ++k) {
+      if (sent.tool_calls[k].arguments.size() != sent_args[k]) return false;
+    }
     return true;
   }
 
@@ -273,11 +331,12 @@ struct session::state {
     // sent part must be a prefix.
     const std::size_t held_reasoning = alt_hold.content ? 0 : alt_hold.bytes;
     const std::size_t held_content = alt_hold.content ? alt_hold.bytes : 0;
-    if (!suffix(f.reasoning(), sent.reasoning_content, full_check, text.reasoning_content, true,
-                held_reasoning)) {
+    if (!suffix(f.reasoning(), sent_reasoning, sent.reasoning_content, full_check,
+                text.reasoning_content, true, held_reasoning)) {
       return retraction("reasoning");
     }
-    if (!suffix(f.content(), sent.content, full_check, text.content, true, held_content)) {
+    if (!suffix(f.content(), sent_content, sent.content, full_check, text.content, true,
+                held_content)) {
       return retraction("content");
     }
     const auto& calls = f.calls();
@@ -296,7 +355,7 @@ struct session::state {
             call_start(tree, c) != sent_starts[k]) {
           return broken_call(k, unsent_from(), output().size());
         }
-        if (c.call.arguments.size() < s.arguments.size() ||
+        if (c.call.arguments.size() < sent_args[k] ||
             (full_check && !starts_with(c.call.arguments, s.arguments))) {
           return retraction("arguments of call " + std::to_string(k));
         }
@@ -311,14 +370,8 @@ struct session::state {
     }
 
     // Apply.
-    if (!text.reasoning_content.empty()) {
-      if (!sent.reasoning_content) sent.reasoning_content.emplace();
-      sent.reasoning_content->append(text.reasoning_content);
-    }
-    if (!text.content.empty()) {
-      if (!sent.content) sent.content.emplace();
-      sent.content->append(text.content);
-    }
+    sent_reasoning += text.reasoning_content.size();
+    sent_content += text.content.size();
     if (!text.reasoning_content.empty()) {
       delta d;
       d.reasoning_content = std::move(text.reasoning_content);
@@ -339,13 +392,16 @@ struct session::state {
         out.push_back(std::move(d));
         sent.tool_calls.push_back(std::move(header));
         sent_starts.push_back(call_start(tree, *c));
+        sent_args.push_back(0);
+        sent_call_of.push_back(0);
       }
-      std::string& args = sent.tool_calls[index].arguments;
-      if (c->call.arguments.size() > args.size()) {
+      sent_call_of[index] = static_cast<std::size_t>(c - calls.data());
+      std::size_t& args = sent_args[index];
+      if (c->call.arguments.size() > args) {
         tool_call_delta& t = argument_delta(out);
         t.index = index;
-        t.arguments.assign(c->call.arguments, args.size());
-        args.append(t.arguments);
+        t.arguments.assign(c->call.arguments, args);
+        args = c->call.arguments.size();
       }
     }
     // Calls that are closed and wholly sent need no more looks.
@@ -357,7 +413,7 @@ struct session::state {
       const auto& c = calls[settled];
       if (c.named) {
         if (settled_named >= sent.tool_calls.size() ||
-            sent.tool_calls[settled_named].arguments.size() != c.call.arguments.size()) {
+            sent_args[settled_named] != c.call.arguments.size()) {
           break;
         }
         ++settled_named;
@@ -508,6 +564,7 @@ struct session::state {
         }
         return base::make_error(base::errc::internal_error, "the fold diverged from itself");
       }
+      materialize();  // what was sent, from the fold that holds it, before it is replaced
       std::swap(fold, spare);
       full_check = true;
     }
@@ -551,8 +608,7 @@ struct session::state {
   }
 
   void update_held() {
-    held_text = fold.content().size() - size_of(sent.content) + fold.reasoning().size() -
-                size_of(sent.reasoning_content);
+    held_text = fold.content().size() - sent_content + fold.reasoning().size() - sent_reasoning;
   }
 
   // What an extension chunk holds: whole valid UTF-8 (no incomplete tail), and whether some
@@ -587,17 +643,16 @@ struct session::state {
   // (the suffix rule of diff_fold, for one text). False when the node does not qualify.
   bool append_open_text(std::string_view chunk, chunk_kind kind, std::vector<delta>& out) {
     const bool is_content = last.ast.nodes()[span_text].tag == peg::tag::content;
-    auto& sent_text = is_content ? sent.content : sent.reasoning_content;
+    std::size_t& sent_text = is_content ? sent_content : sent_reasoning;
     // Held text of the other kind stays with diff_fold.
-    if (held_text != 0 && (is_content ? fold.reasoning().size() - size_of(sent.reasoning_content)
-                                      : fold.content().size() - size_of(sent.content)) != 0) {
+    if (held_text != 0 && (is_content ? fold.reasoning().size() - sent_reasoning
+                                      : fold.content().size() - sent_content) != 0) {
       return false;
     }
     if (!fold.append_text(last.ast, span_text, chunk)) return false;
     if (chunk.empty()) return true;      // only held delimiter bytes came
     if (!kind.stop && held_text == 0) {  // nothing held before, nothing to hold now
-      if (!sent_text) sent_text.emplace();
-      sent_text->append(chunk);
+      sent_text += chunk.size();
       out.emplace_back();
       (is_content ? out.back().content : out.back().reasoning_content).assign(chunk);
       return true;
@@ -607,13 +662,12 @@ struct session::state {
     const std::size_t also = alt_hold.content == is_content ? alt_hold.bytes : 0;
     const std::size_t end =
         text.size() - std::min(text.size(), std::max(markers->held(text), also));
-    const std::size_t from = size_of(sent_text);
+    const std::size_t from = sent_text;
     if (end > from) {
-      if (!sent_text) sent_text.emplace();
       out.emplace_back();
       auto& d = is_content ? out.back().content : out.back().reasoning_content;
       d.assign(text, from, end - from);
-      sent_text->append(d);
+      sent_text = end;
     }
     update_held();
     return true;
@@ -825,6 +879,32 @@ struct session::state {
     return {};
   }
 
+  // current() after a finish() that did not copy the final message: the same parse of the
+  // output again, with the ids that were sent.
+  void rebuild_final() {
+    final_pending = false;
+    auto parsed = detail::parse_input(*prepared, *matcher,
+                                      token_mode ? std::string_view(shadow) : input.view(),
+                                      {.allow_truncated = final_hit_limit}, false, input);
+    if (!parsed) return;  // (cannot happen: finish() read the same output)
+    chat::message m = std::move(parsed->message);
+    for (std::size_t i = 0; i < m.tool_calls.size() && i < sent.tool_calls.size(); ++i) {
+      m.tool_calls[i].id = sent.tool_calls[i].id;
+    }
+    sent = std::move(m);
+  }
+
+  // The message as sent, for current(): every text filled in.
+  const chat::message& message() {
+    sync();
+    if (final_pending) {
+      rebuild_final();
+    } else {
+      materialize();
+    }
+    return sent;
+  }
+
   // For const queries: catch up, keeping a failure for the next feed or finish.
   void sync() {
     absorb_lane();
@@ -892,7 +972,7 @@ struct session::state {
   // the matched part minus text held back (a marker prefix). Approximate where text was
   // escaped or where a call's header already went out; it never skips an unsent byte.
   std::size_t unsent_from() const {
-    if (!matcher) return std::min(output().size(), size_of(sent.content));
+    if (!matcher) return std::min(output().size(), sent_content);
     const auto& nodes = last.ast.nodes();
     std::size_t calls_seen = 0;
     std::size_t from = last.end > held_text ? last.end - held_text : 0;
@@ -921,6 +1001,7 @@ struct session::state {
     d.content = base::sanitize_utf8(raw);
     if (!sent.content) sent.content.emplace();
     sent.content->append(d.content);
+    sent_content += d.content.size();
     out.push_back(std::move(d));
   }
 
@@ -965,39 +1046,67 @@ struct session::state {
       truncated = parsed->truncated;
     }
 
-    // What is still to send: suffixes of what was sent (checked), then the new calls.
+    // What is still to send: suffixes of what was sent (checked), then the new calls. The
+    // parse's message is checked against all that was sent. The completed fold's texts are the
+    // fold's own (moved): their first sent bytes are what was sent — only what `sent` has of
+    // them is compared — and should a check fail, `sent` is filled from them, since the fold
+    // that held the rest is used up.
     static const std::string none;
     const std::string& final_content = final_message.content ? *final_message.content : none;
     const std::string& final_reasoning =
         final_message.reasoning_content ? *final_message.reasoning_content : none;
+    if (!finish_folded) materialize();
+    const auto failed = [&](base::error e) {
+      if (finish_folded) {
+        fill(sent.content, final_content, sent_content);
+        fill(sent.reasoning_content, final_reasoning, sent_reasoning);
+        for (std::size_t i = 0; i < sent.tool_calls.size() && i < final_message.tool_calls.size();
+             ++i) {
+          std::optional<std::string> args = std::move(sent.tool_calls[i].arguments);
+          fill(args, final_message.tool_calls[i].arguments, sent_args[i]);
+          sent.tool_calls[i].arguments = std::move(*args);
+        }
+      }
+      return e;
+    };
     delta text;
-    if (!suffix(final_reasoning, sent.reasoning_content, true, text.reasoning_content)) {
-      return retraction("reasoning, final parse");
+    if (!suffix(final_reasoning, sent_reasoning, sent.reasoning_content, true,
+                text.reasoning_content)) {
+      return failed(retraction("reasoning, final parse"));
     }
-    if (!suffix(final_content, sent.content, true, text.content)) {
-      return retraction("content, final parse");
+    if (!suffix(final_content, sent_content, sent.content, true, text.content)) {
+      return failed(retraction("content, final parse"));
     }
     auto& calls = final_message.tool_calls;
     if (calls.size() < sent.tool_calls.size()) {
-      return broken_call(calls.size(), unsent_from(), output().size());
+      return failed(broken_call(calls.size(), unsent_from(), output().size()));
     }
     for (std::size_t i = 0; i < sent.tool_calls.size(); ++i) {
-      if (calls[i].name != sent.tool_calls[i].name ||
+      if (calls[i].name != sent.tool_calls[i].name || calls[i].arguments.size() < sent_args[i] ||
           !starts_with(calls[i].arguments, sent.tool_calls[i].arguments)) {
-        return retraction("call " + std::to_string(i) + ", final parse");
+        return failed(retraction("call " + std::to_string(i) + ", final parse"));
       }
     }
-    // `sent` becomes the final message by the same suffixes (not a copy of the whole message).
+    // `sent` becomes the final message: by the same suffixes when it holds all that was sent
+    // (not a copy of the whole message), else current() reads the output again when asked.
+    final_pending = !cache_complete();
+    final_hit_limit = options_in.hit_token_limit;
+    sent_reasoning = final_reasoning.size();
+    sent_content = final_content.size();
     if (!text.reasoning_content.empty()) {
-      if (!sent.reasoning_content) sent.reasoning_content.emplace();
-      sent.reasoning_content->append(text.reasoning_content);
+      if (!final_pending) {
+        if (!sent.reasoning_content) sent.reasoning_content.emplace();
+        sent.reasoning_content->append(text.reasoning_content);
+      }
       delta d;
       d.reasoning_content = std::move(text.reasoning_content);
       out.deltas.push_back(std::move(d));
     }
     if (!text.content.empty()) {
-      if (!sent.content) sent.content.emplace();
-      sent.content->append(text.content);
+      if (!final_pending) {
+        if (!sent.content) sent.content.emplace();
+        sent.content->append(text.content);
+      }
       delta d;
       d.content = std::move(text.content);
       out.deltas.push_back(std::move(d));
@@ -1010,21 +1119,24 @@ struct session::state {
       sent.reasoning_content.emplace();
     }
     for (std::size_t i = 0; i < calls.size(); ++i) {
-      std::size_t sent_args = 0;
+      std::size_t already = 0;
       if (i < sent.tool_calls.size()) {
         calls[i].id = sent.tool_calls[i].id;  // ids never change once sent
-        sent_args = sent.tool_calls[i].arguments.size();
+        already = sent_args[i];
       } else {
         if (calls[i].id.empty()) calls[i].id = new_id();
         delta d;
         d.tool_calls.push_back({.index = i, .id = calls[i].id, .name = calls[i].name});
         out.deltas.push_back(std::move(d));
         sent.tool_calls.push_back({.id = calls[i].id, .name = calls[i].name});
+        sent_args.push_back(0);
+        sent_call_of.push_back(0);
       }
-      if (calls[i].arguments.size() > sent_args) {
+      if (calls[i].arguments.size() > already) {
         delta d;
-        d.tool_calls.push_back({.index = i, .arguments = calls[i].arguments.substr(sent_args)});
-        sent.tool_calls[i].arguments.append(d.tool_calls.back().arguments);
+        d.tool_calls.push_back({.index = i, .arguments = calls[i].arguments.substr(already)});
+        if (!final_pending) sent.tool_calls[i].arguments.append(d.tool_calls.back().arguments);
+        sent_args[i] = calls[i].arguments.size();
         out.deltas.push_back(std::move(d));
       }
     }
@@ -1110,8 +1222,7 @@ base::result<finish_result> session::finish(const finish_options& options) {
 }
 
 const chat::message& session::current() const {
-  state_->sync();
-  return state_->sent;
+  return state_->message();
 }
 
 std::size_t session::unsent_from() const {
