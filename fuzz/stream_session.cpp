@@ -9,7 +9,8 @@
 // fragments, headers come in index order, names and ids are sent once; after every feed
 // current() is the concatenation of the deltas; after finish the concatenation equals the
 // final message and every final arguments text is a JSON object; the chunked stream, the
-// one-chunk stream and stream::parse agree: all succeed with the same message, or all fail.
+// one-chunk stream and stream::parse agree: all succeed with the same message, or all fail; the
+// chunked stream through feed_view (its message looked at only after finish) is feed()'s.
 // CHATPEG_FUZZ_KNOWN="text|text" tolerates internal errors whose message contains one of the
 // texts (a known, reported bug), skipping the agreement checks for that input, so that a long
 // run can look past it.
@@ -232,6 +233,53 @@ outcome run(const chat::prepared& p, std::string_view output, const std::vector<
   return out;
 }
 
+// The same stream through feed_view (the lean feed and its inline lane), its message looked at
+// only after finish: the deltas must add up to the final message, and current() after finish
+// must be that message.
+outcome run_view(const chat::prepared& p, std::string_view output,
+                 const std::vector<std::size_t>& sizes, bool hit_limit) {
+  int next_id = 0;
+  stream::session s(p, {.id_generator = [&] { return "call_fz" + std::to_string(next_id++); }});
+  assembler all;
+  outcome out;
+  std::size_t at = 0;
+  for (std::size_t i = 0; at < output.size(); ++i) {
+    const std::size_t n = sizes.empty() ? output.size() : sizes[i % sizes.size()];
+    auto r = s.feed_view(output.substr(at, n));
+    at += std::min(n, output.size() - at);
+    if (!r) {
+      out.known = check_error(r.error());
+      out.error = r.error();
+      out.message = s.current();
+      return out;
+    }
+    for (const auto& v : *r) all.add(v.to_delta());
+  }
+  auto f = s.finish({.hit_token_limit = hit_limit});
+  if (!f) {
+    out.known = check_error(f.error());
+    out.error = f.error();
+    out.message = s.current();
+    return out;
+  }
+  for (const auto& d : f->deltas) all.add(d);
+  FUZZ_CHECK(same_message(all.message, f->message, true),
+             "feed_view deltas do not add up to the final message:
+%s
+vs
+%s",
+             describe(all.message).c_str(), describe(f->message).c_str());
+  FUZZ_CHECK(s.current().to_json().dump() == f->message.to_json().dump(),
+             "current() after finish is not the final message:
+%s
+vs
+%s",
+             describe(s.current()).c_str(), describe(f->message).c_str());
+  out.ok = true;
+  out.message = f->message;
+  return out;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -251,7 +299,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_NO_THROW_BEGIN
   const auto chunked = run(p, output, sizes, hit_limit);
   const auto whole = run(p, output, {}, hit_limit);
-  if (chunked.known || whole.known) return 0;
+  const auto viewed = run_view(p, output, sizes, hit_limit);
+  if (chunked.known || whole.known || viewed.known) return 0;
+  // feed_view gives feed()'s stream: the same success and the same final message.
+  FUZZ_CHECK(viewed.ok == chunked.ok, "feed_view %s but feed() %s: %s",
+             viewed.ok ? "succeeds" : "fails", chunked.ok ? "succeeds" : "fails",
+             (viewed.ok ? chunked.error : viewed.error).to_string().c_str());
+  if (viewed.ok) {
+    FUZZ_CHECK(same_message(viewed.message, chunked.message, true),
+               "feed_view and feed() disagree:\n%s\nvs\n%s", describe(viewed.message).c_str(),
+               describe(chunked.message).c_str());
+  }
   if (!chunked.ok && whole.ok && announced_call_broke(chunked)) return 0;
   FUZZ_CHECK(chunked.ok == whole.ok, "chunked stream %s but one-chunk stream %s: %s",
              chunked.ok ? "succeeds" : "fails", whole.ok ? "succeeds" : "fails",
