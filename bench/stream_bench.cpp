@@ -66,20 +66,24 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "chatpeg/base/file.h"
+#include "chatpeg/base/result.h"
 #include "chatpeg/chat/prepare.h"
 #include "chatpeg/chat/template.h"
 #include "chatpeg/grammar/schema.h"
 #include "chatpeg/json/json.h"
 #include "chatpeg/peg/builder.h"
 #include "chatpeg/peg/matcher.h"
+#include "chatpeg/stream/lean_lane.h"
 #include "chatpeg/stream/parse.h"
 #include "chatpeg/stream/session.h"
 
@@ -405,6 +409,61 @@ void BM_rematch_reasoning(benchmark::State& s) {
   stream_rematch(s, 3);
 }
 
+// The floor of any streaming API with one call per chunk: a feed that is a call out of line
+// (as a library's is), classifies the chunk's bytes with one table, appends it to a buffer
+// and returns one view of it — nothing else (no markers, no parser, no message). Over the
+// content shape in 4-byte chunks, against stream::parse of the same text (floor_x_parse): the
+// session cannot stream for less than this without its plain case inline (lean_lane.h).
+struct floor_feed {
+  stream::detail::byte_buffer input;
+  stream::delta_view view;
+  std::array<std::uint8_t, 256> classes{};
+  [[gnu::noinline]] base::result<std::span<const stream::delta_view>> feed(std::string_view chunk) {
+    std::uint8_t any = 0;
+    for (const char c : chunk) {
+      const std::uint8_t cls = classes[static_cast<unsigned char>(c)];
+      if (cls == 0xFF) break;  // never: keeps the 4-byte loop scalar, as the session's
+      any |= cls;
+    }
+    if (any != 0) return base::make_error(base::errc::internal_error, "not plain");
+    const std::size_t at = input.size();
+    input.append(chunk);
+    view.content = std::string_view(input.data() + at, chunk.size());
+    return std::span<const stream::delta_view>(&view, 1);
+  }
+};
+
+void BM_feed_floor(benchmark::State& state) {
+  const chat::prepared& p = session_request();
+  const std::string text = make_shape(2, static_cast<std::size_t>(state.range(0)) * 1024).text;
+  double stream_best = 1e9, parse_best = 1e9;
+  std::size_t views = 0;
+  for (auto _ : state) {
+    floor_feed f;  // fresh, as a session per stream
+    views = 0;
+    const double c0 = thread_seconds();
+    for (std::size_t k = 0; k < text.size(); k += kChunk) {
+      auto fed = f.feed(std::string_view(text).substr(k, kChunk));
+      if (!fed) {
+        state.SkipWithError("floor feed");
+        return;
+      }
+      views += fed->size();
+    }
+    stream_best = std::min(stream_best, thread_seconds() - c0);
+    for (int i = 0; i < 3; ++i) {
+      const double p0 = thread_seconds();
+      auto one = stream::parse(p, text);
+      parse_best = std::min(parse_best, thread_seconds() - p0);
+      if (!one) state.SkipWithError(one.error().to_string().c_str());
+    }
+  }
+  state.counters["views"] = static_cast<double>(views);
+  state.counters["stream_ms"] = stream_best * 1e3;
+  state.counters["parse_ms"] = parse_best * 1e3;
+  state.counters["floor_x_parse"] = stream_best / parse_best;
+}
+
 #define STREAM_SIZES ->Arg(1)->Arg(4)->Arg(16)->Arg(64)->Unit(benchmark::kMillisecond)
 BENCHMARK(BM_growing_qwen3_json) STREAM_SIZES;
 BENCHMARK(BM_growing_qwen3_coder) STREAM_SIZES;
@@ -414,6 +473,7 @@ BENCHMARK(BM_session_qwen3_json) STREAM_SIZES;
 BENCHMARK(BM_session_qwen3_coder) STREAM_SIZES;
 BENCHMARK(BM_session_content) STREAM_SIZES;
 BENCHMARK(BM_session_reasoning) STREAM_SIZES;
+BENCHMARK(BM_feed_floor) STREAM_SIZES;
 // Quadratic: 1 and 16 KB show the growth, 64 KB once for the headline number.
 #define REMATCH_SIZES ->Arg(1)->Arg(16)->Arg(64)->Iterations(1)->Unit(benchmark::kMillisecond)
 BENCHMARK(BM_rematch_qwen3_json) REMATCH_SIZES;

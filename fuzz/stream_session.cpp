@@ -264,16 +264,10 @@ outcome run_view(const chat::prepared& p, std::string_view output,
   }
   for (const auto& d : f->deltas) all.add(d);
   FUZZ_CHECK(same_message(all.message, f->message, true),
-             "feed_view deltas do not add up to the final message:
-%s
-vs
-%s",
+             "feed_view deltas do not add up to the final message:\n%s\nvs\n%s",
              describe(all.message).c_str(), describe(f->message).c_str());
   FUZZ_CHECK(s.current().to_json().dump() == f->message.to_json().dump(),
-             "current() after finish is not the final message:
-%s
-vs
-%s",
+             "current() after finish is not the final message:\n%s\nvs\n%s",
              describe(s.current()).c_str(), describe(f->message).c_str());
   out.ok = true;
   out.message = f->message;

@@ -35,8 +35,10 @@ class grown_input {
   void set(std::string_view input) {
     size_ = input.size();
     const std::size_t w = std::min(size_, kWindow);
-    std::memcpy(head_.data(), input.data(), w);
-    std::memcpy(tail_.data(), input.data() + size_ - w, w);
+    if (w != 0) {  // (an empty view may have no data: memcpy from null is undefined)
+      std::memcpy(head_.data(), input.data(), w);
+      std::memcpy(tail_.data(), input.data() + size_ - w, w);
+    }
 #ifndef NDEBUG
     all_.assign(input);
 #endif
@@ -48,6 +50,7 @@ class grown_input {
     return input.compare(0, size_, all_) == 0;
 #else
     const std::size_t w = std::min(size_, kWindow);
+    if (w == 0) return true;
     return std::memcmp(input.data() + size_ - w, tail_.data(), w) == 0 &&
            std::memcmp(input.data(), head_.data(), w) == 0;
 #endif
