@@ -524,6 +524,7 @@ bool matcher::continues(std::string_view previous, std::string_view input) {
 #else
   const std::size_t n = previous.size();
   const std::size_t window = std::min<std::size_t>(n, 64);
+  if (window == 0) return true;
   return std::memcmp(input.data() + n - window, previous.data() + n - window, window) == 0 &&
          std::memcmp(input.data(), previous.data(), window) == 0;
 #endif

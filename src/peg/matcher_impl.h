@@ -132,8 +132,8 @@ struct matcher::state {
 
   // Per-call state only (the memo is kept).
   void reset_call(std::string_view in, match_flags flags) {
-    input = in;
-    data = in.data();
+    data = in.data() != nullptr ? in.data() : "";  // an empty view may have no data
+    input = std::string_view(data, in.size());
     size = static_cast<std::uint32_t>(in.size());
     lenient = has_flag(flags, match_flags::lenient);
     depth = 0;

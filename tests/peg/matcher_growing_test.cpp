@@ -97,8 +97,9 @@ std::vector<matcher_options> option_sets() {
           {.memoize = false, .growing_cache_span = 3}};
 }
 
-// An empty input may be a view without data (fuzz finding stream_session: the growing state
-// copied from a null pointer, undefined behaviour that UBSan reports); growing from it, and
+// An empty input may be a view without data (fuzz findings stream_session: the growing state
+// copied from a null pointer, a literal compared with one: undefined behaviour that UBSan
+// reports); matching it, growing from it, and
 // from a short input whose first bytes then change (not an extension: matched afresh), gives
 // what a fresh match gives.
 TEST(MatcherGrowing, FromAnEmptyViewAndAfterARewrite) {
@@ -109,6 +110,14 @@ TEST(MatcherGrowing, FromAnEmptyViewAndAfterARewrite) {
   matcher m(*g);
   auto empty = m.match_growing(std::string_view{}, match_flags::lenient);
   EXPECT_NE(empty.status, match_status::fail);
+  // A literal against no data at all (fuzz finding: memcmp from null in match_literal).
+  builder lb;
+  auto lit = lb.build(lb.literal("<x>") + lb.end());
+  ASSERT_TRUE(lit.has_value());
+  matcher ml(*lit);
+  EXPECT_EQ(ml.match(std::string_view{}, match_flags::lenient).status,
+            match_status::need_more_input);
+  EXPECT_EQ(ml.match(std::string_view{}, match_flags::complete).status, match_status::fail);
   for (const std::string_view text : {"ab", "ab<x", "ab<x>cd", "zz<x>cd"}) {
     auto grown = m.match_growing(text, match_flags::lenient);
     matcher fresh_m(*g);

@@ -101,8 +101,8 @@ struct lean_pairs {
 class byte_buffer {
  public:
   std::size_t size() const { return size_; }
-  const char* data() const { return bytes_.get(); }
-  std::string_view view() const { return std::string_view(bytes_.get(), size_); }
+  const char* data() const { return bytes_ ? bytes_.get() : ""; }  // never null
+  std::string_view view() const { return std::string_view(data(), size_); }
   operator std::string_view() const { return view(); }  // NOLINT: used as text everywhere
   void assign(std::string_view text) {
     size_ = 0;
