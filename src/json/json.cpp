@@ -80,39 +80,10 @@ void append_escaped(std::string& out, std::string_view text) {
     const std::size_t stop = scanner.find(text, p);
     out.append(text.data() + p, stop - p);
     if (stop == text.size()) break;
-    const auto b = static_cast<unsigned char>(text[stop]);
     p = stop + 1;
-    const char* esc = nullptr;
-    switch (b) {
-      case '"':
-        esc = "\\\"";
-        break;
-      case '\\':
-        esc = "\\\\";
-        break;
-      case '\n':
-        esc = "\\n";
-        break;
-      case '\r':
-        esc = "\\r";
-        break;
-      case '\t':
-        esc = "\\t";
-        break;
-      case '\b':
-        esc = "\\b";
-        break;
-      case '\f':
-        esc = "\\f";
-        break;
-      default: {
-        static constexpr char kHex[] = "0123456789abcdef";
-        const char u[6] = {'\\', 'u', '0', '0', kHex[b >> 4], kHex[b & 0xF]};
-        out.append(u, sizeof u);
-        continue;
-      }
-    }
-    out.append(esc, 2);
+    char esc[6];
+    out.append(esc, static_cast<std::size_t>(
+                        write_escape(esc, static_cast<unsigned char>(text[stop])) - esc));
   }
 }
 

@@ -514,22 +514,6 @@ void matcher::reset_growing() {
   state_->grown.clear();
 }
 
-// Whether `input` extends `previous`. Checked in full in debug builds; release builds compare
-// the bytes around the old end and the start (a full comparison per call would make a stream
-// quadratic again), so a caller that rewrites the middle of its buffer must reset_growing().
-bool matcher::continues(std::string_view previous, std::string_view input) {
-  if (input.size() < previous.size()) return false;
-#ifndef NDEBUG
-  return input.compare(0, previous.size(), previous) == 0;
-#else
-  const std::size_t n = previous.size();
-  const std::size_t window = std::min<std::size_t>(n, 64);
-  if (window == 0) return true;
-  return std::memcmp(input.data() + n - window, previous.data() + n - window, window) == 0 &&
-         std::memcmp(input.data(), previous.data(), window) == 0;
-#endif
-}
-
 match_result match(const grammar& g, std::string_view input, match_flags flags) {
   matcher m(g);
   return m.match(input, flags);

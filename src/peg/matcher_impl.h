@@ -19,9 +19,12 @@
 
 namespace chatpeg::peg {
 
-// The input of the previous match_growing call, as much of it as matcher::continues compares:
-// its size and its first and last 64 bytes (debug builds keep all of it and compare all). Not
-// a copy of the whole input: a 64 KB stream would otherwise hold (and grow) one more 64 KB.
+// The input of the previous match_growing call, as much of it as continued_by() compares: its
+// size and its first and last 64 bytes. Release builds compare only the bytes around the old
+// end and the start (a full comparison per call would make a stream quadratic again), so a
+// caller that rewrites the middle of its buffer must reset_growing(); debug builds keep all of
+// it and compare all. Not a copy of the whole input: a 64 KB stream would otherwise hold (and
+// grow) one more 64 KB.
 class grown_input {
  public:
   static constexpr std::size_t kWindow = 64;
@@ -43,7 +46,7 @@ class grown_input {
     all_.assign(input);
 #endif
   }
-  // Whether `input` extends it (the comparison of matcher::continues).
+  // Whether `input` extends it.
   bool continued_by(std::string_view input) const {
     if (input.size() < size_) return false;
 #ifndef NDEBUG

@@ -11,25 +11,6 @@
 #include "chatpeg/json/json.h"
 
 namespace chatpeg::stream::detail {
-namespace {
-
-// Whether json::append_escaped changes the byte (asked once per byte, for the whole process).
-bool needs_escape(unsigned char b) {
-  static const std::array<bool, 256> table = [] {
-    std::array<bool, 256> t{};
-    std::string out;
-    for (std::size_t i = 0; i < 256; ++i) {
-      const char c = static_cast<char>(i);
-      out.clear();
-      json::append_escaped(out, std::string_view(&c, 1));
-      t[i] = out.size() != 1 || out[0] != c;
-    }
-    return t;
-  }();
-  return table[b];
-}
-
-}  // namespace
 
 void marker_dfa::build(const std::vector<std::string_view>& texts) {
   // Byte classes: one per byte that occurs in some text, 0 for all the others.
@@ -132,10 +113,9 @@ void lean_scanner::arm(lean_kind k, const open_span& span, const std::array<bool
         cls = kReject;  // the closing quote, a control byte
       }
     } else {  // raw_args
-      if (needs_escape(c)) cls |= kEscape;
+      if (json::needs_escape(c)) cls |= kEscape;
       if (stop[b]) cls |= span.scan ? kCheck : kReject;
     }
-    if (b >= 0x80 && k == lean_kind::raw_args && needs_escape(c)) cls |= kEscape;
     table_[b] = cls;
   }
   longest_delimiter_ = 0;
@@ -206,14 +186,11 @@ std::size_t lean_scanner::scan(std::string_view input, std::size_t sent, std::si
   // longest held suffix).
   bool checked = false;
   const bool look = (any & kCheck) != 0 || sent < chunk_at;
-  if (look && quick_clean(bytes, sent, end, checked)) {
-    // No text starts in the bytes: nothing to hold.
-  } else if (look && dfa_.clean(bytes + sent, end - sent)) {
-    // No text in the bytes and none cut by the end: nothing to hold (what the loops below
-    // would find, in one table step per byte).
-    for (std::size_t i = sent; i < end && !checked; ++i) checked = (table_[bytes[i]] & kCheck) != 0;
-  } else if (look) {
-    checked = false;
+  // No text starting in the bytes (the first-pair filter), or none in them and none cut by the
+  // end (the automaton): nothing to hold — what the loops below would find. (The filter says
+  // no only at a check byte: `checked` is then set.)
+  if (look && !pairs_.clean(table_.data(), bytes, sent, end, checked) &&
+      !dfa_.clean(bytes + sent, end - sent)) {
     std::size_t cut = end;
     for (std::size_t i = sent; i < end; ++i) {
       if (!(table_[bytes[i]] & kCheck)) continue;
@@ -241,20 +218,19 @@ std::size_t lean_scanner::scan(std::string_view input, std::size_t sent, std::si
   escaped = kind_ == lean_kind::raw_args && ((any & kEscape) != 0 || sent < chunk_at);
   std::size_t to = hold_from;
   if ((any & kHigh) != 0 || sent < chunk_at) {
+    // A few bytes are checked inline, valid up to an incomplete tail (and so up to any earlier
+    // hold); more are checked up to where they are delivered.
+    const bool short_run = end - sent <= kShortUtf8;
     std::size_t tail = 0;
-    if (end - sent <= kShortUtf8) {
-      // The bytes up to the end are valid up to an incomplete tail; whatever holds end earlier,
-      // they are valid up to there too.
-      if (!short_utf8(bytes + sent, end - sent, tail)) return no;
-      // The fold holds an incomplete tail first and looks for marker prefixes before it.
-      if (tail != 0 && (checked || hold_from != end)) return no;
-      to = std::min(to, end - tail);
+    if (short_run) {
+      if (!base::short_utf8(bytes + sent, end - sent, tail)) return no;
     } else {
       tail = base::utf8_incomplete_tail(input.substr(sent, end - sent));
-      if (tail != 0 && (checked || hold_from != end)) return no;
-      to = std::min(to, end - tail);
-      if (!base::is_valid_utf8(input.substr(sent, to - sent))) return no;
     }
+    // The fold holds an incomplete tail first and looks for marker prefixes before it.
+    if (tail != 0 && (checked || hold_from != end)) return no;
+    to = std::min(to, end - tail);
+    if (!short_run && !base::is_valid_utf8(input.substr(sent, to - sent))) return no;
   }
   return to;
 }

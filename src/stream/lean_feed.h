@@ -55,7 +55,6 @@ class marker_dfa {
     }
     return s == 0 && (seen & kAccept) == 0;
   }
-  std::size_t states() const { return classes_ == 0 ? 0 : next_.size() / classes_; }
 
  private:
   static constexpr std::uint32_t kAccept = 1u << 31;  // the target state ends some text
@@ -85,8 +84,8 @@ class lean_scanner {
   void set_stop_prefixes_held(bool held) { stops_held_ = held; }
   lean_kind kind() const { return kind_; }
   const std::array<std::uint8_t, 256>& table() const { return table_; }
+  const lean_pairs& pairs() const { return pairs_; }  // for the inline lane
   // The OR of the classes of the chunk's bytes (a short loop: no vector code for 4 bytes).
-  const lean_pairs& pairs() const { return pairs_; }
   std::uint8_t classes(std::string_view chunk) const {
     std::uint8_t any = 0;
     for (const char c : chunk) {
@@ -123,16 +122,8 @@ class lean_scanner {
   std::size_t delimiters_ = 0;  // the first strings: the span's delimiters
   std::size_t longest_delimiter_ = 0;
   bool stops_held_ = false;
-  marker_dfa dfa_;  // over strings_
-  // The first two bytes of strings_ (bit b0 << 8 | b1), and the strings one byte long: a
-  // check byte followed by a byte that makes no such pair starts none of them.
-  lean_pairs pairs_;
-  // No string starts in bytes[from, end) (none cut by the end either). `seen`: a check byte
-  // was there.
-  bool quick_clean(const unsigned char* bytes, std::size_t from, std::size_t end,
-                   bool& seen) const {
-    return pairs_.clean(table_.data(), bytes, from, end, seen);
-  }
+  marker_dfa dfa_;    // over strings_
+  lean_pairs pairs_;  // over strings_ (the first holdable_ held when cut)
 };
 
 // Whether `out` (what the usual path sent for the bytes lean feeds took) is exactly one delta

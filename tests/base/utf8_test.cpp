@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <string>
+#include <vector>
+
 namespace chatpeg::base {
 namespace {
 
@@ -87,6 +91,39 @@ TEST(Utf8, AppendRoundTrips) {
   std::string s;
   append_utf8(s, 0xD800);
   EXPECT_EQ(s, "\xEF\xBF\xBD");
+}
+
+// short_utf8 (the inline check of a few streamed bytes) against utf8_incomplete_tail +
+// is_valid_utf8 on random bytes around every boundary of the tables.
+TEST(ShortUtf8, AgreesWithTheOutOfLineFunctions) {
+  std::mt19937 rng(7);
+  // Bytes around every boundary of the UTF-8 tables.
+  const std::vector<unsigned char> pool = {0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF,
+                                           0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC, 0xED, 0xEE,
+                                           0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF};
+  std::size_t valid = 0, cut = 0;
+  for (int i = 0; i < 200000; ++i) {
+    std::string bytes(1 + rng() % 8, '\0');
+    for (auto& c : bytes) c = static_cast<char>(pool[rng() % pool.size()]);
+    std::size_t tail = 0;
+    const bool got =
+        short_utf8(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), tail);
+    const std::size_t want_tail = utf8_incomplete_tail(bytes);
+    const bool want = is_valid_utf8(std::string_view(bytes).substr(0, bytes.size() - want_tail));
+    // short_utf8 may refuse more (the caller then takes the exact path), never accept more.
+    if (got) {
+      ASSERT_TRUE(want) << ::testing::PrintToString(bytes);
+      ASSERT_EQ(tail, want_tail) << ::testing::PrintToString(bytes);
+      ++valid;
+      cut += tail != 0;
+    } else {
+      // It refuses only what is invalid somewhere.
+      ASSERT_FALSE(is_valid_utf8(bytes) || (want && want_tail != 0))
+          << ::testing::PrintToString(bytes);
+    }
+  }
+  EXPECT_GT(valid, 1000u);
+  EXPECT_GT(cut, 100u);
 }
 
 }  // namespace

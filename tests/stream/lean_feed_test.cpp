@@ -1,7 +1,6 @@
 // The lean feed's building blocks (src/stream/lean_feed.h), each against a plain reference on
 // seeded random inputs: marker_dfa::clean (no text occurs, no suffix is a proper prefix of
-// one) against a scan of every position and every text; short_utf8 against
-// base::utf8_incomplete_tail + base::is_valid_utf8; the inline lane (lean_lane.h) takes only
+// one) against a scan of every position and every text; the inline lane (lean_lane.h) takes only
 // plain chunks below its limit. The lean path as a whole is checked against the usual path in
 // session_lean_feed_test.cpp and every stream conformance run.
 #include <gtest/gtest.h>
@@ -92,37 +91,30 @@ TEST(MarkerDfa, TableDriven) {
   }
 }
 
-TEST(ShortUtf8, AgreesWithTheBaseFunctions) {
-  std::mt19937 rng(7);
-  // Bytes around every boundary of the UTF-8 tables.
-  const std::vector<unsigned char> pool = {0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF,
-                                           0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC, 0xED, 0xEE,
-                                           0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF};
-  std::size_t valid = 0, cut = 0;
-  for (int i = 0; i < 200000; ++i) {
-    std::string bytes(1 + rng() % 8, '\0');
-    for (auto& c : bytes) c = static_cast<char>(pool[rng() % pool.size()]);
-    std::size_t tail = 0;
-    const bool got =
-        short_utf8(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), tail);
-    const std::size_t want_tail = base::utf8_incomplete_tail(bytes);
-    const bool want =
-        base::is_valid_utf8(std::string_view(bytes).substr(0, bytes.size() - want_tail));
-    // short_utf8 may refuse more (the caller then takes the exact path), never accept more.
-    if (got) {
-      ASSERT_TRUE(want) << testing::PrintToString(bytes);
-      ASSERT_EQ(tail, want_tail) << testing::PrintToString(bytes);
-      ++valid;
-      cut += tail != 0;
-    } else {
-      // It refuses only what is invalid somewhere.
-      ASSERT_FALSE(base::is_valid_utf8(bytes) || (want && want_tail != 0))
-          << testing::PrintToString(bytes);
-    }
+// A lane over its own buffers, armed with `classes` (null: not armed).
+struct lane_fixture {
+  byte_buffer input;
+  byte_buffer escaped;  // what a raw argument's lean feeds returned
+  std::string_view field;
+  lean_lane lane;
+  lane_fixture(const lean_pairs& pairs, std::string_view prefix, std::size_t room) {
+    input.assign(prefix);
+    lane.input = &input;
+    lane.escaped = &escaped;
+    lane.field = &field;
+    lane.pairs = &pairs;
+    lane.limit = input.size() + room;
   }
-  EXPECT_GT(valid, 1000u);
-  EXPECT_GT(cut, 100u);
-}
+  std::size_t escaped_before_last = 0;  // escaped.size() before the last chunk
+  // Feeds all but the last chunk (each must be taken: else -2), then the last: its take().
+  int feed(const std::vector<std::string_view>& chunks) {
+    for (std::size_t k = 0; k + 1 < chunks.size(); ++k) {
+      if (lane.take(chunks[k]) < 0) return -2;
+    }
+    escaped_before_last = escaped.size();
+    return lane.take(chunks.back());
+  }
+};
 
 // The inline lane against what the session's lean feed does with the same bytes (the rows
 // give the expected outcome): plain text goes through, a last byte that may start a delimiter
@@ -168,30 +160,21 @@ TEST(LeanLane, TakesPlainChunksAndHoldsSimpleTails) {
       {{"0123456789abcdefghijk"}, -1, "", 0},  // would reach the limit
   };
   for (const auto& r : rows) {
-    byte_buffer input;
-    input.assign("prefix");
-    std::string_view field;
-    lean_lane lane;
-    lane.input = &input;
-    lane.field = &field;
-    lane.pairs = &pairs;
+    lane_fixture f(pairs, "prefix", 20);
     const std::string trace = testing::PrintToString(std::string(r.chunks.back()));
-    EXPECT_EQ(lane.take("abcd"), -1) << "not armed";
-    lane.classes = classes.data();
-    lane.limit = input.size() + 20;
+    EXPECT_EQ(f.lane.take("abcd"), -1) << "not armed";
+    f.lane.classes = classes.data();
+    const std::size_t before = f.lane.feeds + r.chunks.size() - 1;
+    EXPECT_EQ(f.feed(r.chunks), r.views) << trace;
     std::string want = "prefix";
-    for (std::size_t k = 0; k + 1 < r.chunks.size(); ++k) {
-      ASSERT_GE(lane.take(r.chunks[k]), 0) << trace;
-      want += r.chunks[k];
+    for (std::size_t k = 0; k < r.chunks.size(); ++k) {
+      if (k + 1 < r.chunks.size() || r.views >= 0) want += r.chunks[k];
     }
-    const std::size_t before = lane.feeds;
-    EXPECT_EQ(lane.take(r.chunks.back()), r.views) << trace;
-    if (r.views >= 0) want += r.chunks.back();
-    EXPECT_EQ(input.view(), want) << trace;
-    EXPECT_EQ(lane.held, r.held) << trace;
-    EXPECT_EQ(lane.feeds, before + (r.views >= 0 ? 1 : 0)) << trace;
+    EXPECT_EQ(f.input.view(), want) << trace;
+    EXPECT_EQ(f.lane.held, r.held) << trace;
+    EXPECT_EQ(f.lane.feeds, before + (r.views >= 0 ? 1 : 0)) << trace;
     if (r.views == 1) {
-      EXPECT_EQ(field, r.view) << trace;
+      EXPECT_EQ(f.field, r.view) << trace;
     }
   }
 }
@@ -232,34 +215,24 @@ TEST(LeanLane, EscapesInStringArguments) {
       {false, {"plain"}, 1, "plain", 0},
   };
   for (const auto& r : rows) {
-    byte_buffer input;
-    byte_buffer escaped;
-    escaped.assign("before|");
-    std::string_view field;
-    lean_lane lane;
-    lane.input = &input;
-    lane.field = &field;
-    lane.pairs = &pairs;
-    lane.classes = r.json ? json_classes.data() : raw_classes.data();
-    lane.json_escapes = r.json;
-    lane.raw_escapes = !r.json;
-    lane.escaped = &escaped;
-    lane.limit = 100;
+    lane_fixture f(pairs, "", 100);
+    f.escaped.assign("before|");
+    f.lane.classes = r.json ? json_classes.data() : raw_classes.data();
+    f.lane.json_escapes = r.json;
+    f.lane.raw_escapes = !r.json;
     const std::string trace = testing::PrintToString(std::string(r.chunks.back()));
     std::string want_input;
-    for (std::size_t k = 0; k + 1 < r.chunks.size(); ++k) {
-      ASSERT_GE(lane.take(r.chunks[k]), 0) << trace;
-      want_input += r.chunks[k];
+    for (std::size_t k = 0; k < r.chunks.size(); ++k) {
+      if (k + 1 < r.chunks.size() || r.views >= 0) want_input += r.chunks[k];
     }
-    const std::size_t escaped_before = escaped.size();
-    EXPECT_EQ(lane.take(r.chunks.back()), r.views) << trace;
-    if (r.views >= 0) want_input += r.chunks.back();
-    EXPECT_EQ(input.view(), want_input) << trace;
-    EXPECT_EQ(lane.held, r.held) << trace;
-    if (r.views != 1) continue;
-    EXPECT_EQ(field, r.view) << trace;
+    const int views = f.feed(r.chunks);
+    EXPECT_EQ(views, r.views) << trace;
+    EXPECT_EQ(f.input.view(), want_input) << trace;
+    EXPECT_EQ(f.lane.held, r.held) << trace;
+    if (views != 1) continue;
+    EXPECT_EQ(f.field, r.view) << trace;
     if (!r.json) {  // appended to what was returned before
-      EXPECT_EQ(escaped.view().substr(escaped_before), r.view) << trace;
+      EXPECT_EQ(f.escaped.view().substr(f.escaped_before_last), r.view) << trace;
     }
   }
 }

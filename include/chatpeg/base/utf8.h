@@ -46,6 +46,45 @@ struct sanitize_options {
 // when asked, else replaced.
 std::string sanitize_utf8(std::string_view text, sanitize_options options = {});
 
+// For a few bytes (a streamed chunk), inline: whether bytes[0, n) is valid UTF-8 up to an
+// incomplete sequence at the end, whose length goes to `tail`. Where it says yes,
+// utf8_incomplete_tail gives the same tail and is_valid_utf8 holds for the rest.
+inline bool short_utf8(const unsigned char* bytes, std::size_t n, std::size_t& tail) {
+  tail = 0;
+  for (std::size_t i = 0; i < n;) {
+    const unsigned b = bytes[i];
+    if (b < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len = 0;
+    unsigned lo = 0x80, hi = 0xBF;  // the range of the second byte
+    if (b >= 0xC2 && b <= 0xDF) {
+      len = 2;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      len = 3;
+      if (b == 0xE0) lo = 0xA0;
+      if (b == 0xED) hi = 0x9F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      len = 4;
+      if (b == 0xF0) lo = 0x90;
+      if (b == 0xF4) hi = 0x8F;
+    } else {
+      return false;
+    }
+    for (std::size_t k = 1; k < len; ++k) {
+      if (i + k >= n) {  // cut by the end: an incomplete tail
+        tail = n - i;
+        return true;
+      }
+      const unsigned c = bytes[i + k];
+      if (k == 1 ? (c < lo || c > hi) : (c & 0xC0) != 0x80) return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
 // Length of the longest prefix of text that is valid UTF-8 (text.size() when all of it is).
 std::size_t valid_utf8_prefix(std::string_view text);
 

@@ -30,6 +30,44 @@ std::string quote(std::string_view text);
 // Appends the JSON escape of text (no quotes) to out.
 void append_escaped(std::string& out, std::string_view text);
 
+// Whether JSON strings must escape the byte ('"', '\\', the control bytes).
+constexpr bool needs_escape(unsigned char b) {
+  return b < 0x20 || b == '"' || b == '\\';
+}
+// Writes the escape of a byte that needs one (2 or 6 bytes) at `to`; returns its end.
+inline char* write_escape(char* to, unsigned char b) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  *to++ = '\\';
+  switch (b) {
+    case '"':
+    case '\\':
+      *to++ = static_cast<char>(b);
+      return to;
+    case '\n':
+      *to++ = 'n';
+      return to;
+    case '\r':
+      *to++ = 'r';
+      return to;
+    case '\t':
+      *to++ = 't';
+      return to;
+    case '\b':
+      *to++ = 'b';
+      return to;
+    case '\f':
+      *to++ = 'f';
+      return to;
+    default:
+      *to++ = 'u';
+      *to++ = '0';
+      *to++ = '0';
+      *to++ = kHex[b >> 4];
+      *to++ = kHex[b & 0xF];
+      return to;
+  }
+}
+
 // "a string", "an object", "null", ... for error messages about wrong types.
 const char* type_name(const value& v);
 

@@ -150,7 +150,6 @@ class matcher {
   struct state;
   static void finish_match(state& st, state& rerun, node_id start_node, std::string_view input,
                            match_flags flags, match_result& out);
-  static bool continues(std::string_view previous, std::string_view input);
   std::unique_ptr<state> state_;
   std::unique_ptr<state> scratch_;  // match_growing: fresh rerun that computes a fail's error
 };

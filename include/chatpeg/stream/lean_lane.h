@@ -1,10 +1,13 @@
-// The plain case of stream::session::feed_view, inline (issue #5): while the session's lean
-// feed is armed (src/stream/lean_feed.h) and nothing is held back, a chunk whose bytes are all
-// plain for the open span (content, reasoning, a string argument) is appended to the output
-// buffer and returned as a view of itself; no call into the session, no state touched but the
-// buffer, the view and a counter. Everything else — a byte that may start a marker, an escape,
-// UTF-8, the warm-up point, token ids — takes session's out-of-line path, which also arms and
-// disarms this lane. Internal to the stream module (public only so feed_view can be inline).
+// The common case of stream::session::feed_view, inline (issue #5): while the session's lean
+// feed is armed (src/stream/lean_feed.h), a chunk that is plain text of the open span
+// (content, reasoning, a string argument) is appended to the output buffer and returned as a
+// view of itself (escaped into a buffer for a raw argument); no call into the session, no state
+// touched but the buffers, the view and counters. Marked bytes that still leave the chunk
+// plain — a '<' that starts nothing, whole UTF-8, whole JSON escapes — are taken too, and what
+// the lean feed would hold in the simple cases (a delimiter's first byte, a cut escape, cut
+// UTF-8) is held here. Anything else — a marker, the warm-up point, token ids — takes the
+// session's out-of-line path, which also arms and disarms this lane. Internal to the stream
+// module (public only so feed_view can be inline).
 #pragma once
 
 #include <algorithm>
@@ -13,10 +16,10 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <string>
 #include <string_view>
 #include <vector>
 
+#include "chatpeg/base/utf8.h"
 #include "chatpeg/json/json.h"
 
 namespace chatpeg::stream {
@@ -32,45 +35,6 @@ inline constexpr std::uint8_t high = 2;    // part of a multi-byte UTF-8 sequenc
 inline constexpr std::uint8_t escape = 4;  // json_args: the escape byte; raw_args: escaped
 inline constexpr std::uint8_t reject = 8;  // ends or changes the span: the usual path
 }  // namespace lean_class
-
-// Valid UTF-8 check of a few bytes (a lean feed's new bytes): whether bytes[0, n) is valid
-// UTF-8 up to an incomplete sequence at the end, whose length goes to `tail`. The same
-// answer as base::utf8_incomplete_tail + base::is_valid_utf8, without the calls.
-inline bool short_utf8(const unsigned char* bytes, std::size_t n, std::size_t& tail) {
-  tail = 0;
-  for (std::size_t i = 0; i < n;) {
-    const unsigned b = bytes[i];
-    if (b < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len = 0;
-    unsigned lo = 0x80, hi = 0xBF;  // the range of the second byte
-    if (b >= 0xC2 && b <= 0xDF) {
-      len = 2;
-    } else if (b >= 0xE0 && b <= 0xEF) {
-      len = 3;
-      if (b == 0xE0) lo = 0xA0;
-      if (b == 0xED) hi = 0x9F;
-    } else if (b >= 0xF0 && b <= 0xF4) {
-      len = 4;
-      if (b == 0xF0) lo = 0x90;
-      if (b == 0xF4) hi = 0x8F;
-    } else {
-      return false;
-    }
-    for (std::size_t k = 1; k < len; ++k) {
-      if (i + k >= n) {  // cut by the end: an incomplete tail
-        tail = n - i;
-        return true;
-      }
-      const unsigned c = bytes[i + k];
-      if (k == 1 ? (c < lo || c > hi) : (c & 0xC0) != 0x80) return false;
-    }
-    i += len;
-  }
-  return true;
-}
 
 // The first two bytes of the texts a lean feed must not let through (bit b0 << 8 | b1), and
 // the texts one byte long: a check byte followed by a byte that makes no such pair starts none.
@@ -144,50 +108,28 @@ class byte_buffer {
   std::size_t size_ = 0;
 };
 
-// Appends text JSON-escaped to out: exactly what json::append_escaped appends (the escape of a
-// quote, a backslash and the control bytes; everything else as is), for the few bytes of a
-// chunk without its setup.
+// Appends text JSON-escaped to out, as json::append_escaped does (its escapes), for the few
+// bytes of a chunk without the setup of its vector scan.
 inline void append_escaped_short(byte_buffer& out, std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
   char* const start = out.extend(text.size() * 6);
   char* to = start;
   for (const char ch : text) {
     const auto b = static_cast<unsigned char>(ch);
-    if (b >= 0x20 && b != '"' && b != '\\') {
-      *to++ = ch;
-      continue;
-    }
-    *to++ = '\\';
-    switch (b) {
-      case '"':
-      case '\\':
-        *to++ = ch;
-        break;
-      case '\n':
-        *to++ = 'n';
-        break;
-      case '\r':
-        *to++ = 'r';
-        break;
-      case '\t':
-        *to++ = 't';
-        break;
-      case '\b':
-        *to++ = 'b';
-        break;
-      case '\f':
-        *to++ = 'f';
-        break;
-      default:
-        *to++ = 'u';
-        *to++ = '0';
-        *to++ = '0';
-        *to++ = kHex[b >> 4];
-        *to++ = kHex[b & 0xF];
-        break;
-    }
+    to = json::needs_escape(b) ? json::write_escape(to, b) : (*to++ = ch, to);
   }
   out.shrink(out.size() - (text.size() * 6 - static_cast<std::size_t>(to - start)));
+}
+
+// A raw string argument's delivered bytes, JSON-escaped when they need it, appended to what
+// the lean feeds returned since the last catch-up; returns the part appended.
+inline std::string_view append_returned(byte_buffer& returned, std::string_view text, bool escape) {
+  const std::size_t at = returned.size();
+  if (escape) {
+    append_escaped_short(returned, text);
+  } else {
+    returned.append(text);
+  }
+  return returned.view().substr(at);
 }
 
 // The JSON escapes a lean feed copies as is (the value converter keeps them unchanged).
@@ -310,7 +252,7 @@ struct lean_lane {
     }
     if ((any & lean_class::high) != 0) {
       std::size_t tail = 0;
-      if (!short_utf8(bytes + from, end - hold - from, tail)) return refuse();
+      if (!base::short_utf8(bytes + from, end - hold - from, tail)) return refuse();
       if (tail != 0) {
         // The session holds an incomplete tail only where nothing else may start.
         if (hold != 0 || (any & lean_class::check) != 0) return refuse();
@@ -323,17 +265,7 @@ struct lean_lane {
     saw |= any;
     if (to == from) return 0;
     const std::string_view text(input->data() + from, to - from);
-    if (raw_escapes) {
-      const std::size_t at = escaped->size();
-      if (escape) {
-        append_escaped_short(*escaped, text);
-      } else {
-        escaped->append(text);
-      }
-      *field = escaped->view().substr(at);
-    } else {
-      *field = text;
-    }
+    *field = raw_escapes ? append_returned(*escaped, text, escape) : text;
     return 1;
   }
 };
