@@ -191,84 +191,52 @@ bool check_error(const base::error& e) {
   return false;
 }
 
+// Streams the output in the given chunk sizes (none: one chunk). Through feed() the message is
+// compared with the deltas after every chunk; through feed_view (`views`: the lean feed and its
+// inline lane) it is looked at only after finish, which must then give the final message.
 outcome run(const chat::prepared& p, std::string_view output, const std::vector<std::size_t>& sizes,
-            bool hit_limit) {
+            bool hit_limit, bool views = false) {
   int next_id = 0;
   stream::session s(p, {.id_generator = [&] { return "call_fz" + std::to_string(next_id++); }});
   assembler all;
   outcome out;
+  const auto failed = [&](const base::error& e) {
+    out.known = check_error(e);
+    out.error = e;
+    out.message = views ? s.current() : all.message;
+    return out;
+  };
   std::size_t at = 0;
   for (std::size_t i = 0; at < output.size(); ++i) {
     const std::size_t n = sizes.empty() ? output.size() : sizes[i % sizes.size()];
-    auto r = s.feed(output.substr(at, n));
-    at += std::min(n, output.size() - at);
-    if (!r) {
-      out.known = check_error(r.error());
-      out.error = r.error();
-      out.message = all.message;
-      return out;
+    const std::string_view chunk = output.substr(at, n);
+    at += chunk.size();
+    if (views) {
+      auto r = s.feed_view(chunk);
+      if (!r) return failed(r.error());
+      for (const auto& v : *r) all.add(v.to_delta());
+      continue;
     }
+    auto r = s.feed(chunk);
+    if (!r) return failed(r.error());
     for (const auto& d : *r) all.add(d);
     FUZZ_CHECK(same_message(s.current(), all.message, true),
                "current() after %zu bytes is not the deltas so far:\n%s\nvs\n%s", at,
                describe(s.current()).c_str(), describe(all.message).c_str());
   }
   auto f = s.finish({.hit_token_limit = hit_limit});
-  if (!f) {
-    out.known = check_error(f.error());
-    out.error = f.error();
-    out.message = all.message;
-    return out;
-  }
+  if (!f) return failed(f.error());
   for (const auto& d : f->deltas) all.add(d);
   FUZZ_CHECK(same_message(all.message, f->message, true),
              "deltas do not add up to the final message:\n%s\nvs\n%s",
              describe(all.message).c_str(), describe(f->message).c_str());
+  FUZZ_CHECK(s.current().to_json().dump() == f->message.to_json().dump(),
+             "current() after finish is not the final message:\n%s\nvs\n%s",
+             describe(s.current()).c_str(), describe(f->message).c_str());
   for (const auto& c : f->message.tool_calls) {
     auto v = json::parse(c.arguments);
     FUZZ_CHECK(v && v->is_object(), "final arguments not a JSON object: %s", c.arguments.c_str());
   }
-  out.ok = true;
-  out.message = f->message;
-  return out;
-}
-
-// The same stream through feed_view (the lean feed and its inline lane), its message looked at
-// only after finish: the deltas must add up to the final message, and current() after finish
-// must be that message.
-outcome run_view(const chat::prepared& p, std::string_view output,
-                 const std::vector<std::size_t>& sizes, bool hit_limit) {
-  int next_id = 0;
-  stream::session s(p, {.id_generator = [&] { return "call_fz" + std::to_string(next_id++); }});
-  assembler all;
-  outcome out;
-  std::size_t at = 0;
-  for (std::size_t i = 0; at < output.size(); ++i) {
-    const std::size_t n = sizes.empty() ? output.size() : sizes[i % sizes.size()];
-    auto r = s.feed_view(output.substr(at, n));
-    at += std::min(n, output.size() - at);
-    if (!r) {
-      out.known = check_error(r.error());
-      out.error = r.error();
-      out.message = s.current();
-      return out;
-    }
-    for (const auto& v : *r) all.add(v.to_delta());
-  }
-  auto f = s.finish({.hit_token_limit = hit_limit});
-  if (!f) {
-    out.known = check_error(f.error());
-    out.error = f.error();
-    out.message = s.current();
-    return out;
-  }
-  for (const auto& d : f->deltas) all.add(d);
-  FUZZ_CHECK(same_message(all.message, f->message, true),
-             "feed_view deltas do not add up to the final message:\n%s\nvs\n%s",
-             describe(all.message).c_str(), describe(f->message).c_str());
-  FUZZ_CHECK(s.current().to_json().dump() == f->message.to_json().dump(),
-             "current() after finish is not the final message:\n%s\nvs\n%s",
-             describe(s.current()).c_str(), describe(f->message).c_str());
   out.ok = true;
   out.message = f->message;
   return out;
@@ -293,7 +261,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_NO_THROW_BEGIN
   const auto chunked = run(p, output, sizes, hit_limit);
   const auto whole = run(p, output, {}, hit_limit);
-  const auto viewed = run_view(p, output, sizes, hit_limit);
+  const auto viewed = run(p, output, sizes, hit_limit, /*views=*/true);
   if (chunked.known || whole.known || viewed.known) return 0;
   // feed_view gives feed()'s stream: the same success and the same final message.
   FUZZ_CHECK(viewed.ok == chunked.ok, "feed_view %s but feed() %s: %s",

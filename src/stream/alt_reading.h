@@ -42,6 +42,8 @@ class alt_readings {
   bool empty() const { return by_until_.empty(); }
   // First bytes of every stop (a chunk without them cannot start an occurrence).
   const std::array<bool, 256>& first_bytes() const { return first_; }
+  // first_bytes() as at most four bytes, for base::stop_scanner; null when there are more.
+  const base::byte_stops* few_first_bytes() const { return first_few_ ? &first_stops_ : nullptr; }
   // Every stop of every reading (once each).
   const std::vector<std::string>& all_stops() const { return stops_; }
 
@@ -59,9 +61,6 @@ class alt_readings {
   // first_ as at most four bytes, for a vector scan (first_few_ = false: more of them).
   base::byte_stops first_stops_;
   bool first_few_ = true;
-
- public:
-  const base::byte_stops* few_first_bytes() const { return first_few_ ? &first_stops_ : nullptr; }
 };
 
 // Per-session tracking of the open text node's ambiguity.

@@ -71,6 +71,20 @@ void session::state::reset() {
   reset_growing();
 }
 
+// No parser: the output is content, sent as it comes (incomplete UTF-8 held back).
+void session::state::plain_feed(std::vector<delta>& out) {
+  std::string_view raw = output().substr(plain_consumed);
+  raw.remove_suffix(base::utf8_incomplete_tail(raw));
+  if (raw.empty()) return;
+  plain_consumed += raw.size();
+  delta d;
+  d.content = base::sanitize_utf8(raw);
+  if (!sent.content) sent.content.emplace();
+  sent.content->append(d.content);
+  sent_content += d.content.size();
+  out.push_back(std::move(d));
+}
+
 std::string session::state::new_id() {
   std::string id = options.id_generator ? options.id_generator() : generate_call_id();
   return id.empty() ? generate_call_id() : id;

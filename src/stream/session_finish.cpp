@@ -7,13 +7,15 @@
 
 namespace chatpeg::stream {
 
-// Fills `cache` up to the first n bytes of `source`.
+// Fills `cache` up to the first n bytes of `source` (a text absent so far is made present).
+void session::state::fill(std::string& cache, const std::string& source, std::size_t n) {
+  if (cache.size() < n && source.size() >= n) cache.append(source, cache.size(), n - cache.size());
+}
+
 void session::state::fill(std::optional<std::string>& cache, const std::string& source,
                           std::size_t n) {
-  const std::size_t have = cache ? cache->size() : 0;
-  if (have >= n || source.size() < n) return;
-  if (!cache) cache.emplace();
-  cache->append(source, have, n - have);
+  if ((cache ? cache->size() : 0) >= n || source.size() < n) return;
+  fill(cache ? *cache : cache.emplace(), source, n);
 }
 
 // Brings sent's texts up to what was sent, from the fold that holds them.
@@ -23,13 +25,8 @@ void session::state::materialize() {
   fill(sent.reasoning_content, fold.reasoning(), sent_reasoning);
   const auto& calls = fold.calls();
   for (std::size_t k = 0; k < sent.tool_calls.size(); ++k) {
-    if (sent.tool_calls[k].arguments.size() >= sent_args[k] || sent_call_of[k] >= calls.size()) {
-      continue;
-    }
-    const std::string& source = calls[sent_call_of[k]].call.arguments;
-    std::string& cache = sent.tool_calls[k].arguments;
-    if (source.size() >= sent_args[k]) {
-      cache.append(source, cache.size(), sent_args[k] - cache.size());
+    if (sent_call_of[k] < calls.size()) {
+      fill(sent.tool_calls[k].arguments, calls[sent_call_of[k]].call.arguments, sent_args[k]);
     }
   }
 }
@@ -94,20 +91,6 @@ std::size_t session::state::unsent_from() const {
   return from > prefix_size() ? from - prefix_size() : 0;
 }
 
-// No parser: the output is content, sent as it comes (incomplete UTF-8 held back).
-void session::state::plain_feed(std::vector<delta>& out) {
-  std::string_view raw = output().substr(plain_consumed);
-  raw.remove_suffix(base::utf8_incomplete_tail(raw));
-  if (raw.empty()) return;
-  plain_consumed += raw.size();
-  delta d;
-  d.content = base::sanitize_utf8(raw);
-  if (!sent.content) sent.content.emplace();
-  sent.content->append(d.content);
-  sent_content += d.content.size();
-  out.push_back(std::move(d));
-}
-
 // finish() without mapping the whole output again: when the complete match of the output
 // succeeds and only extends the AST the fold holds, the fold completes it (fold::complete)
 // into exactly the message parse_input maps (what stream::parse gives: with a complete
@@ -165,9 +148,7 @@ base::result<finish_result> session::state::finish(const finish_options& options
       fill(sent.reasoning_content, final_reasoning, sent_reasoning);
       for (std::size_t i = 0; i < sent.tool_calls.size() && i < final_message.tool_calls.size();
            ++i) {
-        std::optional<std::string> args = std::move(sent.tool_calls[i].arguments);
-        fill(args, final_message.tool_calls[i].arguments, sent_args[i]);
-        sent.tool_calls[i].arguments = std::move(*args);
+        fill(sent.tool_calls[i].arguments, final_message.tool_calls[i].arguments, sent_args[i]);
       }
     }
     return e;
@@ -196,24 +177,17 @@ base::result<finish_result> session::state::finish(const finish_options& options
   final_hit_limit = options_in.hit_token_limit;
   sent_reasoning = final_reasoning.size();
   sent_content = final_content.size();
-  if (!text.reasoning_content.empty()) {
-    if (!final_pending) {
-      if (!sent.reasoning_content) sent.reasoning_content.emplace();
-      sent.reasoning_content->append(text.reasoning_content);
-    }
+  // The last text of one field: a delta, and appended to what `sent` holds.
+  const auto send_text = [&](std::string delta::*field, std::optional<std::string>& cache) {
+    std::string& last = text.*field;
+    if (last.empty()) return;
+    if (!final_pending) (cache ? *cache : cache.emplace()).append(last);
     delta d;
-    d.reasoning_content = std::move(text.reasoning_content);
+    d.*field = std::move(last);
     out.deltas.push_back(std::move(d));
-  }
-  if (!text.content.empty()) {
-    if (!final_pending) {
-      if (!sent.content) sent.content.emplace();
-      sent.content->append(text.content);
-    }
-    delta d;
-    d.content = std::move(text.content);
-    out.deltas.push_back(std::move(d));
-  }
+  };
+  send_text(&delta::reasoning_content, sent.reasoning_content);
+  send_text(&delta::content, sent.content);
   // Absent vs empty as in the final message (the text itself is equal by now).
   if (!final_message.content) sent.content.reset();
   if (final_message.content && !sent.content) sent.content.emplace();

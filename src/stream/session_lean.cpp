@@ -23,8 +23,7 @@ bool session::state::lean_feed(std::string_view chunk, std::size_t& views_out) {
     }
   }
   ++lean_feeds;
-  lean_saw_check |= (any & detail::lean_scanner::kCheck) != 0;
-  lean_saw_high |= (any & detail::lean_scanner::kHigh) != 0;
+  lean_saw |= any;
   views_out = 0;
   if (to == lean_sent) return true;  // only part of a UTF-8 sequence came
   std::string_view bytes = std::string_view(input).substr(lean_sent, to - lean_sent);
@@ -37,16 +36,9 @@ bool session::state::lean_feed(std::string_view chunk, std::size_t& views_out) {
     case detail::lean_kind::reasoning:
       lean_view.reasoning_content = bytes;
       return true;
-    case detail::lean_kind::raw_args: {
-      const std::size_t from = lean_escaped.size();
-      if (escaped) {
-        detail::append_escaped_short(lean_escaped, bytes);
-      } else {
-        lean_escaped.append(bytes);
-      }
-      bytes = lean_escaped.view().substr(from);
+    case detail::lean_kind::raw_args:
+      bytes = detail::append_returned(lean_escaped, bytes, escaped);
       [[fallthrough]];
-    }
     default:
       lean_call_view.arguments = bytes;
       return true;
@@ -96,7 +88,7 @@ void session::state::try_arm(std::size_t from, std::size_t to, const std::vector
   }
   lean_mark = lean_sent = input.size();
   lean_escaped.shrink(0);
-  lean_saw_check = lean_saw_high = false;
+  lean_saw = 0;
   lean.set_stop_prefixes_held(ambiguous.holds_stop_prefixes());
 }
 
@@ -126,27 +118,27 @@ base::status session::state::catch_up() {
   const std::size_t to = now.size() - held_after;
   const std::string_view bytes = fold_input().substr(last.end, to - last.end);
   chunk_kind kind;
-  kind.stop = lean_saw_check || span.held != 0 || held_text != 0;  // held bytes came back
-  kind.whole_utf8 =
-      !lean_saw_high || (base::is_valid_utf8(bytes) && base::utf8_incomplete_tail(bytes) == 0);
-  lean_saw_check = lean_saw_high = false;
+  // Held bytes came back: the usual holds are looked at again.
+  kind.stop = (lean_saw & detail::lean_class::check) != 0 || span.held != 0 || held_text != 0;
+  kind.whole_utf8 = (lean_saw & detail::lean_class::high) == 0 ||
+                    (base::is_valid_utf8(bytes) && base::utf8_incomplete_tail(bytes) == 0);
+  lean_saw = 0;
   span.held = held_after;
   // An escape cut by the end (held by the lean feed, and by the converter): its bytes.
   span.lookback = lean.kind() == detail::lean_kind::json_args ? now.size() - lean_sent : 0;
   seen = now.size();
   catch_up_out.clear();
-  // A string argument whose bytes are exactly what the lean feeds delivered: the fold takes
-  // their text as they returned it (no second conversion or escaping).
-  verbatim_run run;
+  // What the lean feeds returned: their bytes, escaped for a raw argument. A string argument
+  // whose bytes are exactly those goes to the fold as they were returned (no second
+  // conversion or escaping); the usual path must send exactly that.
+  const std::string_view expected =
+      lean.kind() == detail::lean_kind::raw_args
+          ? lean_escaped.view()
+          : std::string_view(input).substr(lean_mark, lean_sent - lean_mark);
   const bool args =
       lean.kind() == detail::lean_kind::json_args || lean.kind() == detail::lean_kind::raw_args;
   const bool exact = args && last_end_before == lean_mark && to == lean_sent && !token_mode;
-  if (exact) {
-    run.from = lean_mark;
-    run.text = lean.kind() == detail::lean_kind::raw_args
-                   ? lean_escaped.view()
-                   : std::string_view(input).substr(lean_mark, lean_sent - lean_mark);
-  }
+  const verbatim_run run{.from = lean_mark, .text = expected};
   switch (fast_feed(bytes, to, kind, catch_up_out, exact ? &run : nullptr)) {
     case fast::done:
       break;
@@ -158,9 +150,6 @@ base::status session::state::catch_up() {
   }
   fast_feeds += feeds - 1;
   lean.set_stop_prefixes_held(ambiguous.holds_stop_prefixes());
-  const std::string_view raw = std::string_view(input).substr(lean_mark, lean_sent - lean_mark);
-  const std::string_view expected =
-      lean.kind() == detail::lean_kind::raw_args ? lean_escaped.view() : raw;
   lean_mark = lean_sent;
   const bool same = expected.empty()
                         ? catch_up_out.empty()
@@ -184,8 +173,7 @@ void session::state::absorb_lane() {
   lean_feeds += lane.feeds;
   delta_count += lane.feeds;
   lane.feeds = 0;
-  lean_saw_check |= (lane.saw & detail::lean_class::check) != 0;
-  lean_saw_high |= (lane.saw & detail::lean_class::high) != 0;
+  lean_saw |= lane.saw;
   lane.saw = 0;
   lean_sent = input.size() - lane.held;
 }

@@ -110,8 +110,9 @@ struct session::state {
   std::size_t lean_sent = 0;   // input offset: delivered up to here
   std::size_t lean_feeds = 0;  // lean feeds since the last catch-up
   std::size_t lean_total = 0;
-  bool lean_saw_check = false;  // since the last catch-up: a byte that may start a marker
-  bool lean_saw_high = false;   // since the last catch-up: a byte of a multi-byte sequence
+  // Since the last catch-up: the classes of the bytes lean feeds took (lean_class: a byte that
+  // may start a marker, a byte of a multi-byte sequence).
+  std::uint8_t lean_saw = 0;
   std::optional<base::error> lean_error;  // a catch-up from a const query failed
   delta_view lean_view;
   tool_call_delta_view lean_call_view;
@@ -204,6 +205,7 @@ struct session::state {
               std::size_t also_held = 0) const;
 
   // Fills `cache` up to the first n bytes of `source`.
+  static void fill(std::string& cache, const std::string& source, std::size_t n);
   static void fill(std::optional<std::string>& cache, const std::string& source, std::size_t n);
 
   // Brings sent's texts up to what was sent, from the fold that holds them.
