@@ -11,6 +11,7 @@
 // `.` is one code point, as the PEG any node (on valid UTF-8). start/end match nothing.
 #include "chatpeg/peg/gbnf_export.h"
 
+#include <algorithm>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -22,11 +23,28 @@ namespace chatpeg::peg {
 namespace {
 
 constexpr std::size_t max_depth = 1000;
+// llama.cpp's loader refuses a repetition whose count times the rules its element stands for
+// reaches 2000. Bounded repetitions are applied to single elements only (a rule name, a
+// literal, a class), which stand for one rule, so a count up to this is always loadable.
+constexpr std::uint32_t max_count = 1999;
 
 struct gexpr {
-  std::string text;   // empty: matches the empty string only
-  bool atom = false;  // can take a postfix operator without parentheses
+  std::string text;      // empty: matches the empty string only
+  bool atom = false;     // can take a postfix operator without parentheses
+  bool element = false;  // one literal, class, `.` or rule name (not a group, no suffix)
 };
+
+// Counts above max_count are loosened (min lowered, max dropped): the exported language is
+// then a superset, as when lookahead is dropped.
+void loosen(std::uint32_t& min, std::uint32_t& max) {
+  min = std::min(min, max_count);
+  if (max != unbounded && max > max_count) max = unbounded;
+}
+
+// A count other than ?, * and + (after loosen).
+bool bounded(std::uint32_t min, std::uint32_t max) {
+  return min > 1 || (max != unbounded && max > 1);
+}
 
 std::string repeat_suffix(std::uint32_t min, std::uint32_t max) {
   if (min == 1 && max == 1) return "";
@@ -68,6 +86,9 @@ class exporter {
   std::optional<gexpr> literal(const std::string& text);
   std::optional<gexpr> char_class(const nodes::char_class& c);
   std::optional<gexpr> until(const nodes::until& u);
+  // `name` of a generated rule `name ::= body` (name: prefix-N), one per distinct body.
+  gexpr named(const std::string& prefix, const std::string& body);
+  std::optional<gexpr> repetition(const nodes::repetition& r, std::size_t depth);
 
   const grammar& g_;
   std::optional<base::error> error_;
@@ -77,6 +98,7 @@ class exporter {
   std::vector<std::string> generated_;                  // "name ::= body" lines of generated rules
   std::unordered_map<std::string, gexpr> until_cache_;  // by joined delimiters
   std::unordered_map<node_id, std::string> gbnf_names_;
+  std::unordered_map<std::string, std::string> named_;  // generated rule name by body
   std::size_t counter_ = 0;
 };
 
@@ -133,7 +155,17 @@ std::optional<gexpr> exporter::literal(const std::string& text) {
     i += d.length;
   }
   out += '"';
-  return gexpr{std::move(out), true};
+  return gexpr{std::move(out), true, true};
+}
+
+gexpr exporter::named(const std::string& prefix, const std::string& body) {
+  auto it = named_.find(body);
+  if (it == named_.end()) {
+    const std::string name = unique_name(prefix + "-" + std::to_string(++counter_));
+    generated_.push_back(name + " ::= " + body);
+    it = named_.emplace(body, name).first;
+  }
+  return gexpr{it->second, true, true};
 }
 
 std::optional<gexpr> exporter::char_class(const nodes::char_class& c) {
@@ -141,6 +173,9 @@ std::optional<gexpr> exporter::char_class(const nodes::char_class& c) {
   std::string cls;
   if (c.negated && c.ranges.empty()) {
     cls = ".";
+  } else if (c.ranges.empty()) {
+    // Matches nothing. llama.cpp reads `[]` as the empty string, so: not any code point.
+    cls = "[^\\x00-\\U0010FFFF]";
   } else {
     cls = c.negated ? "[^" : "[";
     for (const auto& [lo, hi] : c.ranges) {
@@ -152,8 +187,28 @@ std::optional<gexpr> exporter::char_class(const nodes::char_class& c) {
     }
     cls += ']';
   }
-  const std::string suffix = repeat_suffix(c.min, c.max);
-  return gexpr{cls + suffix, suffix.empty()};
+  std::uint32_t min = c.min;
+  std::uint32_t max = c.max;
+  loosen(min, max);
+  const std::string suffix = repeat_suffix(min, max);
+  // A bounded run ([ \t]{0,16}) is a rule of its own, written once however often it is used:
+  // inline, llama.cpp makes rules for each use and counts them against a repeated group.
+  if (bounded(min, max)) return named("run", cls + suffix);
+  return gexpr{cls + suffix, suffix.empty(), suffix.empty()};
+}
+
+std::optional<gexpr> exporter::repetition(const nodes::repetition& r, std::size_t depth) {
+  if (r.max == 0) return gexpr{};
+  auto e = expr(r.child, depth + 1);
+  if (!e || e->text.empty()) return e;
+  std::uint32_t min = r.min;
+  std::uint32_t max = r.max;
+  loosen(min, max);
+  const std::string suffix = repeat_suffix(min, max);
+  if (suffix.empty()) return e;
+  // A bounded count applies to one element: a group becomes a rule of its own first.
+  if (bounded(min, max) && !e->element) e = named("rep", e->text);
+  return gexpr{wrap(*e) + suffix, false};
 }
 
 std::optional<gexpr> exporter::until(const nodes::until& u) {
@@ -181,7 +236,7 @@ std::optional<gexpr> exporter::until(const nodes::until& u) {
     for (std::size_t q = 0; q < states; ++q) used_.insert(base + "-" + std::to_string(q));
     for (auto& r : result.rules) generated_.push_back(std::move(r));
   }
-  gexpr e{std::move(result.expression), result.expression_is_atom};
+  gexpr e{std::move(result.expression), result.expression_is_atom, result.expression_is_atom};
   until_cache_.emplace(std::move(key), e);
   return e;
 }
@@ -233,14 +288,9 @@ std::optional<gexpr> exporter::expr(node_id id, std::size_t depth) {
           for (std::size_t i = 0; i < alts.size(); ++i) text += (i ? " | " : "") + alts[i];
           return gexpr{text + " )", true};
         } else if constexpr (std::is_same_v<T, nodes::repetition>) {
-          if (n.max == 0) return gexpr{};
-          auto e = expr(n.child, depth + 1);
-          if (!e || e->text.empty()) return e;
-          const std::string suffix = repeat_suffix(n.min, n.max);
-          if (suffix.empty()) return e;
-          return gexpr{wrap(*e) + suffix, false};
+          return repetition(n, depth);
         } else if constexpr (std::is_same_v<T, nodes::any>) {
-          return gexpr{".", true};
+          return gexpr{".", true, true};
         } else if constexpr (std::is_same_v<T, nodes::space>) {
           return gexpr{"[ \\t\\n\\r]*", false};
         } else if constexpr (std::is_same_v<T, nodes::char_class>) {
@@ -251,14 +301,14 @@ std::optional<gexpr> exporter::expr(node_id id, std::size_t depth) {
                              std::is_same_v<T, nodes::schema>) {
           return expr(n.child, depth + 1);
         } else if constexpr (std::is_same_v<T, nodes::rule>) {
-          return gexpr{rule_names_.at(id), true};
+          return gexpr{rule_names_.at(id), true, true};
         } else if constexpr (std::is_same_v<T, nodes::ref>) {
           const auto it = rule_names_.find(n.target);
           if (n.target == no_node || it == rule_names_.end()) {
             fail(base::errc::invalid_argument, "unresolved rule reference '" + n.name + "'");
             return std::nullopt;
           }
-          return gexpr{it->second, true};
+          return gexpr{it->second, true, true};
         } else if constexpr (std::is_same_v<T, nodes::gbnf>) {
           auto it = gbnf_names_.find(id);
           if (it == gbnf_names_.end()) {
@@ -268,7 +318,7 @@ std::optional<gexpr> exporter::expr(node_id id, std::size_t depth) {
             generated_.push_back(name + " ::= " + (multiline ? "(\n" + n.text + "\n)" : n.text));
             it = gbnf_names_.emplace(id, name).first;
           }
-          return gexpr{it->second, true};
+          return gexpr{it->second, true, true};
         } else {
           static_assert(sizeof(T) == 0, "unhandled node kind");
           return std::nullopt;

@@ -71,7 +71,40 @@ INSTANTIATE_TEST_SUITE_P(
                       return b.chars("[a-zA-Z_]") + b.chars("[^\"\\\\]", 0, unbounded) +
                              b.chars("[0-9]", 2, 4) + b.chars("[-^\\]]") + b.chars("[ab]");
                     },
-                    "root ::= [A-Z_a-z] [^\"\\\\]* [0-9]{2,4} [\\x2D\\]\\x5E] [ab]\n"},
+                    "root ::= [A-Z_a-z] [^\"\\\\]* run-1 [\\x2D\\]\\x5E] [ab]\n"
+                    "run-1 ::= [0-9]{2,4}\n"},
+        // llama.cpp's loader counts the rules a repeated group stands for (16 for each inline
+        // {0,16}): a bounded count applies to a rule name, and a bounded run is one rule
+        // however often it is used.
+        export_case{"bounded_run_is_one_rule",
+                    [](builder& b) {
+                      auto ws = [&] { return b.chars("[ \\t]", 0, 16); };
+                      return ws() + b.literal("a") + ws() + b.optional(ws() + b.literal("b"));
+                    },
+                    "root ::= run-1 \"a\" run-1 ( run-1 \"b\" )?\nrun-1 ::= [\\t ]{0,16}\n"},
+        export_case{"bounded_group_is_a_rule",
+                    [](builder& b) {
+                      auto item = b.literal(",") + b.chars("[ ]", 0, 16) + b.literal("x");
+                      return b.literal("[") + b.repeat(item, 0, 200) + b.literal("]");
+                    },
+                    "root ::= \"[\" rep-2{0,200} \"]\"\n"
+                    "run-1 ::= [ ]{0,16}\n"
+                    "rep-2 ::= \",\" run-1 \"x\"\n"},
+        export_case{"bounded_element_stays_inline",
+                    [](builder& b) {
+                      return b.repeat(b.literal("ab"), 0, 5) + b.repeat(b.any(), 3, 3) +
+                             b.repeat(b.rule("r", b.literal("x") | b.literal("y")), 1, 4);
+                    },
+                    "root ::= \"ab\"{0,5} .{3} r{1,4}\nr ::= \"x\" | \"y\"\n"},
+        export_case{"counts_above_the_loader_limit_are_loosened",
+                    [](builder& b) {
+                      return b.repeat(b.literal("x"), 2500, 3000) +
+                             b.repeat(b.literal("y"), 0, 2000) + b.repeat(b.literal("z"), 0, 1999);
+                    },
+                    "root ::= \"x\"{1999,} \"y\"* \"z\"{0,1999}\n"},
+        export_case{"empty_class_matches_nothing",
+                    [](builder& b) { return b.chars(std::vector<char_range>{}) | b.literal("a"); },
+                    "root ::= [^\\x00-\\U0010FFFF] | \"a\"\n"},
         export_case{"leaves",
                     [](builder& b) {
                       return b.start() + b.any() + b.space() + b.eps() + b.literal("x") + b.end();

@@ -154,11 +154,11 @@ TEST(HostileGrammar, HugeRepetitionBoundsAreLoopsNotCopies) {
   // max_steps bounds the work of one match: a tight budget gives a typed error.
   matcher tight(*g, {.max_steps = 1000});
   EXPECT_EQ(tight.match(input, C).error.code, base::errc::limit_exceeded);
-  // The export keeps the bound as {m,n} text (the GBNF reader applies its own limit).
+  // The export loosens bounds above llama.cpp's loader limit (a superset: the bound is not
+  // enforced), so the text stays small and loads.
   auto text = export_gbnf(*g);
   ASSERT_TRUE(text.has_value());
-  EXPECT_NE(text->find("1000000}"), std::string::npos) << *text;
-  EXPECT_LE(text->size(), 200u);
+  EXPECT_EQ(*text, "root ::= \"ab\"* [0-9]+\n") << *text;
 }
 
 TEST(HostileGrammar, WideChoicesAndLongLiterals) {

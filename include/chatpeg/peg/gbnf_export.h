@@ -15,6 +15,13 @@
 // state of an Aho–Corasick automaton over code points (llama.cpp rejects left recursion);
 // a gbnf node → its own rule `gbnf-N ::= <text>`. Literals and delimiters must be valid
 // UTF-8 (errc::unsupported otherwise).
+//
+// The text obeys llama.cpp's grammar loader (what grammar::parse_gbnf checks by default): a
+// bounded repetition {m,n} applies to one element only — a bounded class run is a rule of
+// its own (`run-N ::= [ \t]{0,16}`, written once), any other repeated piece too
+// (`rep-N ::= ...`, then `rep-N{0,5}`) — so a count times the rules it repeats is the count,
+// and counts above 1999 are loosened to {1999,} / {m,} (a superset). A class that matches
+// nothing is written [^\x00-\U0010FFFF].
 #pragma once
 
 #include <string>
