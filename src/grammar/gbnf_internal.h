@@ -54,6 +54,42 @@ struct production {
   std::uint32_t length = 0;     // symbols on the right-hand side
 };
 
+// llama.cpp's grammar loader (llama-grammar.cpp), the rules a grammar must obey to load there.
+// It lowers `S{m,n}` to m copies of S and n-m generated rules (`S*`, `S+`, `S{m,}`: one),
+// and in each sequence it keeps the number of rules the last element stands for: 1 for a
+// literal, class, `.` or rule name; for a group, every rule id created while reading it (the
+// group's own, those of its repetitions and groups, and rule names mentioned for the first
+// time). A repetition is refused when that number times its count (the maximum when bounded,
+// else the minimum, at least 1) reaches llama_repetition_limit, and the number is multiplied
+// by the count for a repetition that follows. A {m,n} count above the limit is refused too.
+inline constexpr std::uint64_t llama_repetition_limit = 2000;
+
+// The rule ids llama.cpp creates for one repetition {min, max} (max = unbounded: none).
+std::uint64_t llama_repetition_rules(std::uint32_t min, std::uint32_t max, std::uint32_t unbounded);
+
+// One sequence as llama.cpp's loader counts it. repetition() returns what is wrong (empty when
+// the loader accepts it).
+class llama_sequence {
+ public:
+  void element() { repeated_ = 1; }
+  void group(std::uint64_t rules_created) { repeated_ = rules_created == 0 ? 1 : rules_created; }
+  std::string repetition(std::uint32_t min, std::uint32_t max, std::uint32_t unbounded);
+
+ private:
+  std::uint64_t repeated_ = 1;  // rules the next repetition repeats
+};
+
+// Left recursion as llama.cpp's loader refuses it, and a little more: cycles through a
+// nullable rule that has no empty alternative of its own, which llama.cpp's check misses
+// (some of those make its sampler expand the stack forever). rules[a] are the alternatives of nonterminal a; a nonterminal
+// flagged in reversed_star is a repetition the reader wrote left-recursively (R ::= ε | R x),
+// which llama.cpp writes right-recursively (R ::= x R | ε), so its recursive alternative is
+// read backwards. Returns the nonterminals of one cycle (each reaching the next, the last
+// the first), empty when there is none. Iterative: any grammar size, no deep recursion.
+std::vector<std::uint32_t> find_left_recursion(
+    const std::vector<std::vector<std::vector<symbol>>>& rules,
+    const std::vector<std::uint8_t>& nullable, const std::vector<std::uint8_t>& reversed_star);
+
 }  // namespace detail
 
 class gbnf_grammar {

@@ -4,7 +4,10 @@
 // unbounded repetition so Earley stays linear, bounded copies for {m,n}), literals become
 // runs of one-character terminals. Errors carry line:column and what was expected; group
 // nesting and the expanded size are bounded so hostile grammars cannot blow the stack or
-// the heap. finalize() then precomputes the tables the recognizer needs.
+// the heap. With gbnf_parse_options::llama_loader it also refuses what llama.cpp's loader
+// refuses beyond syntax (gbnf_loader_rules.cpp): repetition counts and their product along a
+// sequence, empty character classes (llama.cpp reads `[]` as the empty string) and left
+// recursion, naming the rule and where. finalize() then precomputes the recognizer's tables.
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -82,6 +85,10 @@ class reader {
   // --- grammar construction -------------------------------------------------------------
   std::uint32_t nonterminal(std::string_view name, std::size_t at);
   std::uint32_t new_aux(std::uint32_t parent);
+  bool loader_refuses(base::errc code, std::uint32_t nt, std::size_t at, std::string message,
+                      std::string expected);
+  bool check_left_recursion(const std::vector<std::uint8_t>& nullable);
+  std::vector<std::uint8_t> derivable(bool terminals_ok) const;
   symbol intern_terminal(range_list ranges, bool negated);
   bool add_production(std::uint32_t nt, std::vector<symbol> rhs);
 
@@ -89,12 +96,14 @@ class reader {
   bool parse_alternatives(std::uint32_t nt, bool nested);
   bool parse_sequence(std::uint32_t nt, std::vector<symbol>& out, bool nested);
   bool parse_literal(std::vector<symbol>& out);
-  bool parse_class(std::vector<symbol>& out);
+  bool parse_class(std::uint32_t nt, std::vector<symbol>& out);
   bool parse_braces(std::uint32_t& min, std::uint32_t& max);
   bool apply_repetition(std::uint32_t nt, std::vector<symbol>& out, std::size_t first,
                         std::uint32_t min, std::uint32_t max);
 
-  std::shared_ptr<gbnf_grammar> finalize();
+  std::shared_ptr<gbnf_grammar> finalize(std::uint32_t start,
+                                         const std::vector<std::uint8_t>& productive,
+                                         std::vector<std::uint8_t> nullable);
 
   std::string_view src_;
   gbnf_parse_options options_;  // a copy: max_nesting is clamped
@@ -107,6 +116,9 @@ class reader {
   std::vector<std::vector<std::vector<symbol>>> alternatives_;  // per nonterminal
   std::vector<std::size_t> defined_at_;                         // npos: not (yet) defined
   std::vector<std::size_t> first_ref_at_;                       // npos: never referenced
+  std::vector<std::uint32_t> owner_;  // the user rule each nonterminal was written in
+  std::vector<std::uint8_t> star_;    // x* / x+ rules written R ::= ... | R x
+  std::uint64_t llama_rules_ = 0;     // rule ids llama.cpp's loader has created so far
   std::unordered_map<std::string, std::uint32_t> ids_;
   std::size_t user_rules_ = 0;
   std::vector<terminal_set> terminals_;
@@ -156,6 +168,9 @@ bool reader::parse_escape(char32_t& out) {
     case ']':
       out = ']';
       return true;
+    case '-':
+      out = '-';
+      return true;
     case 'x':
       digits = 2;
       break;
@@ -168,7 +183,7 @@ bool reader::parse_escape(char32_t& out) {
     default:
       --pos_;
       return syntax(at, "unknown escape '\\" + std::string(1, c) + "'",
-                    "one of \\n \\r \\t \\\\ \\\" \\[ \\] \\xHH \\uHHHH \\UHHHHHHHH");
+                    "one of \\n \\r \\t \\\\ \\\" \\[ \\] \\- \\xHH \\uHHHH \\UHHHHHHHH");
   }
   std::uint32_t value = 0;
   for (int i = 0; i < digits; ++i) {
@@ -215,7 +230,10 @@ std::uint32_t reader::nonterminal(std::string_view name, std::size_t at) {
   alternatives_.emplace_back();
   defined_at_.push_back(base::npos);
   first_ref_at_.push_back(at);
+  owner_.push_back(id);
+  star_.push_back(0);
   ids_.emplace(std::string(name), id);
+  ++llama_rules_;
   return id;
 }
 
@@ -225,7 +243,16 @@ std::uint32_t reader::new_aux(std::uint32_t parent) {
   alternatives_.emplace_back();
   defined_at_.push_back(0);
   first_ref_at_.push_back(base::npos);
+  owner_.push_back(owner_[parent]);
+  star_.push_back(0);
   return id;
+}
+
+bool reader::loader_refuses(base::errc code, std::uint32_t nt, std::size_t at, std::string message,
+                            std::string expected) {
+  if (!options_.llama_loader) return true;
+  return fail(code, at, "rule '" + names_[owner_[nt]] + "': " + std::move(message),
+              std::move(expected));
 }
 
 symbol reader::intern_terminal(range_list ranges, bool negated) {
@@ -317,7 +344,7 @@ bool reader::parse_literal(std::vector<symbol>& out) {
   return true;
 }
 
-bool reader::parse_class(std::vector<symbol>& out) {
+bool reader::parse_class(std::uint32_t nt, std::vector<symbol>& out) {
   const std::size_t open = pos_;
   ++pos_;  // [
   bool negated = false;
@@ -339,6 +366,12 @@ bool reader::parse_class(std::vector<symbol>& out) {
       if (hi < lo) return syntax(lo_at, "character range is reversed", "a range low-high");
     }
     ranges.emplace_back(lo, hi);
+  }
+  if (ranges.empty() &&
+      !loader_refuses(base::errc::unsupported, nt, open,
+                      "empty character class: llama.cpp reads it as the empty string",
+                      "at least one character or range in the class")) {
+    return false;
   }
   ++pos_;  // ]
   out.push_back(intern_terminal(std::move(ranges), negated));
@@ -397,6 +430,7 @@ bool reader::apply_repetition(std::uint32_t nt, std::vector<symbol>& out, std::s
   // x*: left recursion (R ::= ε | R x) keeps Earley linear over long runs.
   auto star = [&](bool at_least_one) -> std::optional<symbol> {
     const std::uint32_t r = new_aux(nt);
+    star_[r] = 1;
     if (!add_production(r, at_least_one ? std::vector<symbol>{x} : std::vector<symbol>{})) {
       return std::nullopt;
     }
@@ -449,21 +483,26 @@ bool reader::apply_repetition(std::uint32_t nt, std::vector<symbol>& out, std::s
 
 bool reader::parse_sequence(std::uint32_t nt, std::vector<symbol>& out, bool nested) {
   std::size_t last = base::npos;  // index in out where the last element starts
+  detail::llama_sequence llama;
   while (!eof()) {
     const char c = src_[pos_];
     const std::size_t at = pos_;
     if (c == '"') {
       last = out.size();
+      llama.element();
       if (!parse_literal(out)) return false;
     } else if (c == '[') {
       last = out.size();
-      if (!parse_class(out)) return false;
+      llama.element();
+      if (!parse_class(nt, out)) return false;
     } else if (is_word_char(c)) {
       last = out.size();
+      llama.element();
       const std::string_view name = parse_name();
       out.push_back(static_cast<symbol>(nonterminal(name, at)));
     } else if (c == '(') {
       last = out.size();
+      const std::uint64_t rules_before = llama_rules_++;
       if (++depth_ > options_.max_nesting) {
         return fail(base::errc::limit_exceeded, at,
                     "groups nested deeper than " + std::to_string(options_.max_nesting));
@@ -477,9 +516,11 @@ bool reader::parse_sequence(std::uint32_t nt, std::vector<symbol>& out, bool nes
       }
       ++pos_;
       --depth_;
+      llama.group(llama_rules_ - rules_before);
       out.push_back(static_cast<symbol>(aux));
     } else if (c == '.') {
       last = out.size();
+      llama.element();
       ++pos_;
       out.push_back(intern_terminal({}, true));
     } else if (c == '*' || c == '+' || c == '?' || c == '{') {
@@ -496,6 +537,14 @@ bool reader::parse_sequence(std::uint32_t nt, std::vector<symbol>& out, bool nes
         if (c == '+') min = 1;
         if (c == '?') max = 1;
       }
+      if (const std::string wrong = llama.repetition(min, max, unbounded_count);
+          !wrong.empty() &&
+          !loader_refuses(base::errc::limit_exceeded, nt, at, wrong,
+                          "a count below " + std::to_string(detail::llama_repetition_limit) +
+                              ", with a repeated group written as a rule of its own")) {
+        return false;
+      }
+      llama_rules_ += detail::llama_repetition_rules(min, max, unbounded_count);
       if (!apply_repetition(nt, out, last, min, max)) return false;
     } else {
       break;
@@ -531,70 +580,96 @@ base::result<std::shared_ptr<const gbnf_grammar>> reader::run() {
     syntax(worst, "undefined rule '" + names_[worst_id] + "'", "a rule defined in the grammar");
     return std::move(*error_);
   }
-  auto g = finalize();
+  const auto start = static_cast<std::uint32_t>(names_.size());
+  names_.push_back("$start");
+  alternatives_.push_back({{static_cast<symbol>(root->second)}});
+  owner_.push_back(root->second);
+  star_.push_back(0);
+  const std::vector<std::uint8_t> productive = derivable(true);
+  std::vector<std::uint8_t> nullable = derivable(false);
+  if (options_.llama_loader && !check_left_recursion(nullable)) return std::move(*error_);
+  auto g = finalize(start, productive, std::move(nullable));
   return std::shared_ptr<const gbnf_grammar>(std::move(g));
 }
 
-// Builds the recognizer tables: augmented start, unproductive productions removed (so every
-// Earley item can still be completed, which makes prefix acceptance exact), nullable
-// nonterminals, LR(0) item arrays and the productions of each nonterminal.
-std::shared_ptr<gbnf_grammar> reader::finalize() {
-  auto g = std::make_shared<gbnf_grammar>();
-  const auto root = static_cast<symbol>(ids_.at(options_.root));
-  const auto start = static_cast<std::uint32_t>(names_.size());
-  names_.push_back("$start");
-  alternatives_.push_back({{root}});
+bool reader::check_left_recursion(const std::vector<std::uint8_t>& nullable) {
+  const auto cycle = detail::find_left_recursion(alternatives_, nullable, star_);
+  if (cycle.empty()) return true;
+  // The user rules on the cycle, in order, each named once.
+  std::vector<std::uint32_t> rules;
+  for (const std::uint32_t nt : cycle) {
+    const std::uint32_t r = owner_[nt];
+    if (std::find(rules.begin(), rules.end(), r) == rules.end()) rules.push_back(r);
+  }
+  // The chain, its first rules only when it is long.
+  constexpr std::size_t shown = 6;
+  std::string chain;
+  for (std::size_t i = 0; i < rules.size() && i < shown; ++i) chain += names_[rules[i]] + " -> ";
+  if (rules.size() > shown) chain += "... (" + std::to_string(rules.size()) + " rules) -> ";
+  chain += names_[rules.front()];
+  return fail(base::errc::unsupported, defined_at_[rules.front()],
+              "left recursion: rule '" + names_[rules.front()] +
+                  "' can reach itself before reading any input (" + chain +
+                  "); llama.cpp refuses left-recursive grammars",
+              "a terminal before the recursive reference, or the repetition written with * / +");
+}
+
+// Productive (terminals_ok) or nullable nonterminals: a worklist over "symbols of this
+// alternative not yet known", linear in the grammar size (a pass-until-no-change fixpoint is
+// quadratic on a long rule chain, which hostile GBNF text can make 100,000 rules long). Empty
+// terminal sets are unproductive too.
+std::vector<std::uint8_t> reader::derivable(bool terminals_ok) const {
   const std::size_t n = names_.size();
-
-  // Productive and nullable nonterminals: a worklist over "symbols of this alternative not
-  // yet known", linear in the grammar size (a pass-until-no-change fixpoint is quadratic on a
-  // long rule chain, which hostile GBNF text can make 100,000 rules long). Empty terminal
-  // sets are unproductive too.
-  auto fixpoint = [&](std::vector<std::uint8_t>& set, bool terminals_ok) {
-    constexpr std::uint32_t never = 0xFFFFFFFFu;
-    std::vector<std::uint32_t> remaining, owner;
-    std::vector<std::vector<std::uint32_t>> users(n);
-    std::vector<std::uint32_t> queue;
-    for (std::size_t a = 0; a < n; ++a) {
-      for (const auto& rhs : alternatives_[a]) {
-        const auto idx = static_cast<std::uint32_t>(remaining.size());
-        owner.push_back(static_cast<std::uint32_t>(a));
-        std::uint32_t count = 0;
-        bool impossible = false;
-        for (const symbol sym : rhs) {
-          if (detail::is_terminal(sym)) {
-            impossible =
-                impossible || !terminals_ok || terminals_[detail::terminal_index(sym)].empty();
-          } else {
-            ++count;
-            users[static_cast<std::size_t>(sym)].push_back(idx);
-          }
-        }
-        remaining.push_back(impossible ? never : count);
-        if (!impossible && count == 0 && !set[a]) {
-          set[a] = 1;
-          queue.push_back(static_cast<std::uint32_t>(a));
+  std::vector<std::uint8_t> set(n, 0);
+  constexpr std::uint32_t never = 0xFFFFFFFFu;
+  std::vector<std::uint32_t> remaining, owner;
+  std::vector<std::vector<std::uint32_t>> users(n);
+  std::vector<std::uint32_t> queue;
+  for (std::size_t a = 0; a < n; ++a) {
+    for (const auto& rhs : alternatives_[a]) {
+      const auto idx = static_cast<std::uint32_t>(remaining.size());
+      owner.push_back(static_cast<std::uint32_t>(a));
+      std::uint32_t count = 0;
+      bool impossible = false;
+      for (const symbol sym : rhs) {
+        if (detail::is_terminal(sym)) {
+          impossible =
+              impossible || !terminals_ok || terminals_[detail::terminal_index(sym)].empty();
+        } else {
+          ++count;
+          users[static_cast<std::size_t>(sym)].push_back(idx);
         }
       }
-    }
-    while (!queue.empty()) {
-      const std::uint32_t x = queue.back();
-      queue.pop_back();
-      for (const std::uint32_t idx : users[x]) {
-        if (remaining[idx] == never || --remaining[idx] != 0) continue;
-        const std::uint32_t a = owner[idx];
-        if (!set[a]) {
-          set[a] = 1;
-          queue.push_back(a);
-        }
+      remaining.push_back(impossible ? never : count);
+      if (!impossible && count == 0 && !set[a]) {
+        set[a] = 1;
+        queue.push_back(static_cast<std::uint32_t>(a));
       }
     }
-  };
-  std::vector<std::uint8_t> productive(n, 0);
-  std::vector<std::uint8_t> nullable(n, 0);
-  fixpoint(productive, true);
-  fixpoint(nullable, false);
+  }
+  while (!queue.empty()) {
+    const std::uint32_t x = queue.back();
+    queue.pop_back();
+    for (const std::uint32_t idx : users[x]) {
+      if (remaining[idx] == never || --remaining[idx] != 0) continue;
+      const std::uint32_t a = owner[idx];
+      if (!set[a]) {
+        set[a] = 1;
+        queue.push_back(a);
+      }
+    }
+  }
+  return set;
+}
 
+// Builds the recognizer tables: unproductive productions removed (so every Earley item can
+// still be completed, which makes prefix acceptance exact), LR(0) item arrays and the
+// productions of each nonterminal. `start` is the augmented start rule run() added.
+std::shared_ptr<gbnf_grammar> reader::finalize(std::uint32_t start,
+                                               const std::vector<std::uint8_t>& productive,
+                                               std::vector<std::uint8_t> nullable) {
+  auto g = std::make_shared<gbnf_grammar>();
+  const std::size_t n = names_.size();
   g->nonterminal_names = names_;
   g->user_rule_count = user_rules_;
   g->terminals = std::move(terminals_);

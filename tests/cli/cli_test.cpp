@@ -116,6 +116,32 @@ TEST_F(cli, undefined_rule_is_reported_where_used) {
   EXPECT_NE(r.err.find("undef.gbnf:1:14"), std::string::npos) << r.err;
 }
 
+// What llama.cpp's loader refuses, --check refuses too, naming the rule and where.
+TEST_F(cli, grammar_loader_rules) {
+  struct row {
+    const char* text;
+    const char* where;
+    const char* what;
+  };
+  for (const row& w : {
+           row{"root ::= \"{\" item \"}\"\nitem ::= \"k\" ( \",\" [ \\t]{0,16} \"k\" ){0,200}\n",
+               "loader.gbnf:2:37",
+               "rule 'item': repetition {0,200} of an element that stands for 17"},
+           row{"root ::= \"a\"{0,5000}\n", "loader.gbnf:1:13", "above 2000"},
+           row{"root ::= x\nx ::= x \"a\" | \"b\"\n", "loader.gbnf:2:1",
+               "left recursion: rule 'x'"},
+           row{"root ::= [] \"a\"\n", "loader.gbnf:1:10", "empty character class"},
+       }) {
+    const auto g = write("loader.gbnf", w.text);
+    const auto r = run({"grammar", "--check", g});
+    EXPECT_EQ(r.code, 1) << w.text;
+    EXPECT_EQ(r.out, "");
+    EXPECT_TRUE(one_line(r.err)) << r.err;
+    EXPECT_NE(r.err.find(w.where), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(w.what), std::string::npos) << r.err;
+  }
+}
+
 TEST_F(cli, input_accepted) {
   const auto g = write("g.gbnf", tool_grammar);
   const auto in = write("in.txt", "<tool_call>\n{\"name\": \"get_weather\"}\n</tool_call>");

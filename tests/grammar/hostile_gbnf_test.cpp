@@ -61,7 +61,7 @@ TEST(hostile_gbnf, many_rules) {
 
 TEST(hostile_gbnf, million_repetition_bounds) {
   // Within the per-count limit but beyond the symbol budget: a typed error before expanding.
-  auto g = parse_gbnf("root ::= \"a\"{0,1000000}", {.max_symbols = 100000});
+  auto g = parse_gbnf("root ::= \"a\"{0,1000000}", {.max_symbols = 100000, .llama_loader = false});
   ASSERT_FALSE(g.has_value());
   EXPECT_EQ(g.error().code, base::errc::limit_exceeded);
   // Nested bounds multiply only through rules, never into memory: a billion-fold bound is

@@ -6,10 +6,11 @@
 // accept what the PEG parser accepts.
 //
 // Syntax (llama.cpp's): `name ::= alternatives` rules (names [a-zA-Z0-9-]+), `|`, sequences,
-// "literals" and [classes] (with ^, ranges, escapes \n \r \t \\ \" \[ \] \xHH \uHHHH
+// "literals" and [classes] (with ^, ranges, escapes \n \r \t \\ \" \[ \] \- \xHH \uHHHH
 // \UHHHHHHHH), `.` (any one code point, newline included), ( groups ), postfix * + ? {m}
 // {m,} {m,n}, # comments. A rule ends at a newline except inside parentheses or after `|` /
-// `::=`. Every referenced rule must be defined (a rule defined twice is an error too).
+// `::=`. Every referenced rule must be defined (a rule defined twice is an error too). By
+// default the reader also applies llama.cpp's loader limits (gbnf_parse_options::llama_loader).
 // Recognition is linear on typical grammars: repetitions are lowered to left recursion and
 // right recursion (`x ::= "a" x | ""`) is handled with Leo's optimization.
 #pragma once
@@ -36,6 +37,12 @@ struct gbnf_parse_options {
   std::size_t max_rules = 100000;
   std::size_t max_nesting = 256;      // nested ( ) groups; deeper is limit_exceeded
   std::size_t max_symbols = 4000000;  // grammar symbols after expanding {m,n} repetitions
+  // Also refuse what llama.cpp's grammar loader refuses, so that a grammar read here loads in
+  // llama-server: a {m,n} count above 2000; a repetition whose count times the rules its
+  // element stands for (a group: every rule the loader creates inside it, including 16 for a
+  // nested {0,16}) reaches 2000; an empty character class (llama.cpp reads it as the empty
+  // string); left recursion. The error names the rule and the line:column.
+  bool llama_loader = true;
 };
 
 base::result<std::shared_ptr<const gbnf_grammar>> parse_gbnf(
