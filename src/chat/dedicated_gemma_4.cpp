@@ -88,9 +88,7 @@ struct gemma {
       return b.choice({string_arg(), b.tag(tag::tool_arg_value, value())});  // ["string", ...]
     }
     if (is_scalar(schema)) {
-      grammar::schema_options so;
-      so.name = rule;
-      auto compiled = grammar::compile_schema(b, schema, so);
+      auto compiled = grammar::compile_schema(b, schema, c.schema_options(rule));
       if (!compiled) return compiled.error();
       return b.tag(tag::tool_arg_value, compiled->parser);
     }
@@ -101,9 +99,11 @@ struct gemma {
     const std::string name = tool_name(tool);
     const json::value params = tool_parameters(tool);
     std::vector<parser> entries;
+    std::vector<std::string> names;
     std::size_t count = 0;
     if (const auto props = params.find("properties"); props != params.end() && props->is_object()) {
       for (auto it = props->begin(); it != props->end(); ++it) {
+        names.push_back(it.key());
         auto v = arg_value(it.value(),
                            c.unique_rule("arg-" + sanitize(name) + "-" + sanitize(it.key())));
         if (!v) return v.error();
@@ -112,15 +112,20 @@ struct gemma {
         ++count;
       }
     }
-    if (entries.empty()) {
-      entries.push_back(b.tag(tag::tool_arg_name, key()) + ws() + b.literal(":") + ws() +
+    // Undeclared arguments (any other key, any value; at most 64 of them).
+    if (c.admits_undeclared(params)) {
+      auto other = none_of(b, names, ws() + b.literal(":")) + key();
+      entries.push_back(b.tag(tag::tool_arg_name, other) + ws() + b.literal(":") + ws() +
                         b.choice({string_arg(), b.tag(tag::tool_arg_value, value())}));
-      count = 64;
+      count += 64;
     }
-    auto entry = entries.size() == 1 ? entries[0] : b.choice(entries);
     auto sep = ws() + b.literal(",") + ws();
-    auto more = b.repeat(sep + entry, 0, static_cast<std::uint32_t>(count - 1));
-    auto args = b.literal("{") + ws() + b.optional(entry + more) + ws() + b.literal("}");
+    parser members = b.eps();
+    if (!entries.empty()) {
+      auto entry = entries.size() == 1 ? entries[0] : b.choice(entries);
+      members = b.optional(entry + b.repeat(sep + entry, 0, static_cast<std::uint32_t>(count - 1)));
+    }
+    auto args = b.literal("{") + ws() + members + ws() + b.literal("}");
     auto body = b.tag(tag::tool_open, lit(call_open)) + b.literal("call:") +
                 b.atomic(b.tag(tag::tool_name, b.literal(name))) + args +
                 b.tag(tag::tool_close, lit(call_close));

@@ -57,9 +57,7 @@ struct harmony {
   }
 
   base::result<parser> json_final_msg() {
-    grammar::schema_options so;
-    so.name = "response";
-    auto compiled = grammar::compile_schema(b, *c.req.json_schema, so);
+    auto compiled = grammar::compile_schema(b, *c.req.json_schema, c.schema_options("response"));
     if (!compiled) return compiled.error();
     return start() + junk() + channel("final") + ctype() + b.literal("<|message|>") + c.ws() +
            b.content(compiled->parser) + c.ws() + term();

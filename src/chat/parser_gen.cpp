@@ -17,6 +17,25 @@ peg::parser gen_context::ws() {
   return b.chars("[ \\t\\n\\r]", 0, max_free_space);
 }
 
+grammar::schema_options gen_context::schema_options(std::string name) const {
+  grammar::schema_options so;
+  so.name = std::move(name);
+  so.undeclared = for_gbnf ? grammar::undeclared_keys::closed : grammar::undeclared_keys::lenient;
+  return so;
+}
+
+bool gen_context::admits_undeclared(const json::value& params) const {
+  return grammar::admits_undeclared_keys(
+      params, for_gbnf ? grammar::undeclared_keys::closed : grammar::undeclared_keys::lenient);
+}
+
+peg::parser none_of(peg::builder& b, const std::vector<std::string>& names, peg::parser after) {
+  if (names.empty()) return b.eps();
+  std::vector<peg::parser> alts;
+  for (const auto& n : names) alts.push_back(b.literal(n) + after);
+  return b.negate(alts.size() == 1 ? alts[0] : b.choice(std::move(alts)));
+}
+
 std::string_view marker_core(std::string_view marker) {
   const auto is_space = [](char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'; };
   while (!marker.empty() && is_space(marker.front())) marker.remove_prefix(1);
@@ -162,8 +181,7 @@ peg::parser plain_content(gen_context& c) {
 
 peg::parser json_answer(gen_context& c) {
   auto& b = c.b;
-  grammar::schema_options so;
-  so.name = "response";
+  const grammar::schema_options so = c.schema_options("response");
   const json::value& schema = *c.req.json_schema;
   peg::parser value;
   if (auto compiled = grammar::compile_schema(b, schema, so)) {

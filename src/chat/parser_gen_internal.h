@@ -12,6 +12,7 @@
 #include "chatpeg/chat/analysis.h"
 #include "chatpeg/chat/message.h"
 #include "chatpeg/chat/prepare.h"
+#include "chatpeg/grammar/schema.h"
 #include "chatpeg/peg/builder.h"
 
 namespace chatpeg::chat::detail {
@@ -54,6 +55,13 @@ struct gen_context {
   // marker of whitespace only is ws.
   peg::parser mark(std::string_view marker);
   std::string unique_rule(std::string_view base);  // "tool-get-weather-2"
+  // Schema options for a value: rules named after `name`; undeclared object keys closed in the
+  // grammar unless the schema opens the object, any in the parser (grammar::undeclared_keys).
+  grammar::schema_options schema_options(std::string name) const;
+  // Whether a call with these parameters may carry arguments they do not declare: always in
+  // the parser (it reads what a model writes), in the grammar only when the schema opens the
+  // object (grammar::admits_undeclared_keys).
+  bool admits_undeclared(const json::value& params) const;
 };
 
 // What a format builder returns: the root of the grammar, and for lazy grammars the node
@@ -64,6 +72,12 @@ struct gen_result {
   std::vector<grammar_trigger> triggers;
   std::vector<std::string> stops;
 };
+
+// Nothing, where none of `names` followed by `after` begins (a lookahead). An undeclared
+// argument's name starts with it, so a declared argument whose value does not fit its schema
+// is not read as an undeclared one. GBNF drops lookahead; there undeclared arguments appear
+// only where the schema admits any key.
+peg::parser none_of(peg::builder& b, const std::vector<std::string>& names, peg::parser after);
 
 // Trimmed core of a marker ("\n<tool_call>\n" → "<tool_call>").
 std::string_view marker_core(std::string_view marker);

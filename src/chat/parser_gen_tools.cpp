@@ -156,9 +156,7 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
     if (c.string_flag_values) {
       auto raw = b.literal("true\">") + raw_text();
       if (is_plain_string_schema(schema)) return raw;
-      grammar::schema_options so;
-      so.name = rule;
-      auto compiled = grammar::compile_schema(b, schema, so);
+      auto compiled = grammar::compile_schema(b, schema, c.schema_options(rule));
       if (!compiled) return compiled.error();
       auto typed =
           b.literal("false\">") + b.tag(tag::tool_arg_value, compiled->parser + b.peek(terminator));
@@ -166,8 +164,7 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
     }
     if (ts.values == value_syntax::raw) {
       if (is_plain_string_schema(schema)) return raw_text();
-      grammar::schema_options so;
-      so.name = rule;
+      grammar::schema_options so = c.schema_options(rule);
       so.raw = true;
       so.raw_value = raw_text();
       so.raw_terminator = terminator;
@@ -178,9 +175,7 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
       return b.tag(tag::tool_arg_value,
                    b.choice({compiled->parser, python_value(c) + b.peek(terminator)}));
     }
-    grammar::schema_options so;
-    so.name = rule;
-    auto compiled = grammar::compile_schema(b, schema, so);
+    auto compiled = grammar::compile_schema(b, schema, c.schema_options(rule));
     if (!compiled) return compiled.error();
     return b.tag(tag::tool_arg_value, compiled->parser + b.peek(terminator));
   };
@@ -202,15 +197,21 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
   };
 
   const std::string name = tool_name(tool);
-  const auto props = properties_of(tool_parameters(tool));
-  if (props.empty()) {
-    // No declared arguments: any name, raw values.
-    const std::string name_end(marker_core(ts.arg_name_suffix));
-    if (name_end.empty() || marker_core(ts.arg_name_prefix).empty()) return b.eps();
-    auto any_entry = entry(b.tag(tag::tool_arg_name, b.until(name_end)), raw_text(),
-                           ts.values == value_syntax::raw);
-    return b.zero_or_more(any_entry);
+  const json::value params = tool_parameters(tool);
+  const auto props = properties_of(params);
+  std::vector<std::string> names;
+  for (const auto& p : props) names.push_back(p.name);
+  // An argument the schema does not declare: any other name, a raw value (when names are
+  // marked).
+  parser undeclared{};
+  if (const std::string name_end(marker_core(ts.arg_name_suffix));
+      c.admits_undeclared(params) && !name_end.empty() &&
+      !marker_core(ts.arg_name_prefix).empty()) {
+    auto other = none_of(b, names, c.mark(ts.arg_name_suffix)) + b.until(name_end);
+    undeclared =
+        entry(b.tag(tag::tool_arg_name, other), raw_text(), ts.values == value_syntax::raw);
   }
+  if (props.empty()) return undeclared.owner != nullptr ? b.zero_or_more(undeclared) : b.eps();
   std::vector<parser> entries;
   for (const auto& p : props) {
     auto v = value_for(p.schema, c.unique_rule("arg-" + sanitize(name) + "-" + sanitize(p.name)));
@@ -226,31 +227,41 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
     }
     return b.sequence(seq);
   }
+  // Declared names come first in the choice, so a declared argument is read with its schema.
+  const auto declared = static_cast<std::uint32_t>(entries.size());
+  if (undeclared.owner != nullptr) entries.push_back(undeclared);
   auto one = entries.size() == 1 ? entries[0] : b.choice(entries);
-  return b.repeat(one, 0, static_cast<std::uint32_t>(entries.size()));
+  return undeclared.owner != nullptr ? b.zero_or_more(one) : b.repeat(one, 0, declared);
 }
 
 // name(a=1, b='x') — Python keyword arguments.
 parser pythonic_call(gen_context& c, const json::value& tool) {
   auto& b = c.b;
   const std::string name = tool_name(tool);
-  const auto props = properties_of(tool_parameters(tool));
+  const json::value params = tool_parameters(tool);
+  const auto props = properties_of(params);
   auto eq = c.ws() + b.literal("=") + c.ws();
-  parser arg;
-  if (props.empty()) {
-    arg = b.tag(tag::tool_arg_name, b.chars("[A-Za-z_]") + b.chars("[A-Za-z0-9_]", 0, 64)) + eq +
-          b.tag(tag::tool_arg_value, python_value(c));
-  } else {
-    std::vector<parser> alts;
-    for (const auto& p : props) {
-      alts.push_back(b.tag(tag::tool_arg_name, b.literal(p.name)) + eq +
-                     b.tag(tag::tool_arg_value, python_value(c)));
-    }
-    arg = alts.size() == 1 ? alts[0] : b.choice(alts);
+  std::vector<parser> alts;
+  for (const auto& p : props) {
+    alts.push_back(b.tag(tag::tool_arg_name, b.literal(p.name)) + eq +
+                   b.tag(tag::tool_arg_value, python_value(c)));
   }
-  const auto max_args = static_cast<std::uint32_t>(std::max<std::size_t>(props.size(), 1) - 1);
-  auto args = b.optional(
-      arg + b.repeat(c.ws() + b.literal(",") + c.ws() + arg, 0, props.empty() ? 16 : max_args));
+  // Undeclared keyword arguments (at most 16 of them) after the declared names.
+  std::size_t count = props.size();
+  if (c.admits_undeclared(params)) {
+    std::vector<std::string> names;
+    for (const auto& p : props) names.push_back(p.name);
+    auto other = none_of(b, names, eq) + b.chars("[A-Za-z_]") + b.chars("[A-Za-z0-9_]", 0, 64);
+    alts.push_back(b.tag(tag::tool_arg_name, other) + eq +
+                   b.tag(tag::tool_arg_value, python_value(c)));
+    count += 16;
+  }
+  parser args = b.eps();
+  if (!alts.empty()) {
+    auto arg = alts.size() == 1 ? alts[0] : b.choice(alts);
+    args = b.optional(arg + b.repeat(c.ws() + b.literal(",") + c.ws() + arg, 0,
+                                     static_cast<std::uint32_t>(count - 1)));
+  }
   return name_literal(c, name) + b.literal("(") + c.ws() + args + c.ws() + b.literal(")");
 }
 
@@ -311,9 +322,9 @@ base::result<parser> one_call(gen_context& c, const json::value& tool) {
 }  // namespace
 
 base::result<parser> json_arguments(gen_context& c, const json::value& tool) {
-  grammar::schema_options so;
-  so.name = c.unique_rule("args-" + sanitize(tool_name(tool)));
-  auto compiled = grammar::compile_schema(c.b, tool_parameters(tool), so);
+  auto compiled =
+      grammar::compile_schema(c.b, tool_parameters(tool),
+                              c.schema_options(c.unique_rule("args-" + sanitize(tool_name(tool)))));
   if (!compiled) {
     auto e = std::move(compiled).error();
     e.code = base::errc::invalid_argument;

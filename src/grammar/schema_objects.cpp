@@ -23,6 +23,18 @@
 
 #include "grammar/schema_compiler.h"
 
+namespace chatpeg::grammar {
+
+bool admits_undeclared_keys(const json::value& schema, undeclared_keys mode) {
+  if (!schema.is_object() || mode == undeclared_keys::lenient) return true;
+  if (const auto it = schema.find("additionalProperties"); it != schema.end()) {
+    return !(it->is_boolean() && !it->get<bool>());
+  }
+  return mode == undeclared_keys::as_schema || !schema.contains("properties");
+}
+
+}  // namespace chatpeg::grammar
+
 namespace chatpeg::grammar::detail {
 namespace {
 
@@ -157,13 +169,20 @@ base::result<peg::parser> schema_compiler::object_body(const json::value& s,
     return string_const_parser(key) + ws() + b_.literal(":") + ws() + value + ws();
   };
 
-  // additionalProperties: absent/true = any value, false = none, schema = that schema.
+  // additionalProperties: true = any value, false = none, schema = that schema; absent, as
+  // admits_undeclared_keys says (then required keys that are not declared take any value).
   const json::value* additional = nullptr;
   json::value any = true;
+  json::value none = false;
+  const bool closed_by_default =
+      !s.contains("additionalProperties") && !admits_undeclared_keys(s, options_.undeclared);
   if (auto it = s.find("additionalProperties"); it != s.end())
     additional = &*it;
   else
+    additional = closed_by_default ? &none : &any;
+  if (options_.undeclared == undeclared_keys::lenient && additional->is_boolean()) {
     additional = &any;
+  }
   const std::string additional_path = json::path_key(path, "additionalProperties");
   // Keywords we do not enforce must loosen, never tighten: keys matching patternProperties
   // may take those schemas (the patterns themselves are not checked), and conditional
@@ -204,12 +223,19 @@ base::result<peg::parser> schema_compiler::object_body(const json::value& s,
       members.push_back({key, make_member(key, *v), is_required(key)});
     }
   }
-  // Required keys without a declared schema take the additionalProperties schema.
+  // Required keys without a declared schema take the additionalProperties schema (any value
+  // when the object is closed only by default).
   for (const auto& key : required) {
     if (std::find(declared.begin(), declared.end(), key) != declared.end()) continue;
-    if (is_never(additional_value)) return never_;
+    peg::parser value = additional_value;
+    if (is_never(value) && closed_by_default) {
+      auto v = compile(any, additional_path, depth + 1);
+      if (!v) return v;
+      value = *v;
+    }
+    if (is_never(value)) return never_;
     declared.push_back(key);
-    members.push_back({key, make_member(key, additional_value), true});
+    members.push_back({key, make_member(key, value), true});
   }
 
   peg::parser open = b_.literal("{") + ws();

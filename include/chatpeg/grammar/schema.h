@@ -1,8 +1,10 @@
 // JSON Schema → typed PEG subtree (and, through peg::export_gbnf, GBNF). Supports type
 // (incl. type arrays), enum, const, properties/required/additionalProperties, items,
 // prefixItems, min/maxItems, min/maxLength, anyOf/oneOf, allOf of objects, $ref/$defs
-// (recursion too). Keywords it cannot enforce are accepted loosely and reported as
-// warnings, never an error or a crash.
+// (recursion too). Keywords it cannot enforce are accepted loosely and reported as warnings,
+// never an error or a crash. Which undeclared object keys are matched is an option
+// (schema_options::undeclared): as the schema says, closed unless the schema opens the object
+// (for constraint grammars), or any (for lenient parsers).
 //
 // What is matched: the JSON text a model writes (optional whitespace between tokens, none
 // around the value). Limits, by design:
@@ -43,6 +45,16 @@ inline constexpr std::size_t schema_max_depth_cap = 1024;
 // same bound json::parse applies by default).
 inline constexpr std::size_t schema_max_value_depth = 512;
 
+// Which keys an object admits besides its declared properties (admits_undeclared_keys).
+enum class undeclared_keys : std::uint8_t {
+  as_schema,  // JSON Schema: additionalProperties decides; absent, any key
+  closed,     // a constraint grammar (llama.cpp's convention): additionalProperties decides;
+              // absent, none when the object declares `properties` (even none), so a model
+              // cannot wander into keys no one declared; {"type": "object"} is any object
+  lenient,    // a parser: any key, even where additionalProperties is false (a model writing
+              // without a grammar writes what it writes); a schema still types their values
+};
+
 struct schema_options {
   std::string name = "schema";  // prefix of the rule names this schema creates
   // Tagged argument formats: a string-typed value is written raw (not as a JSON string).
@@ -63,7 +75,13 @@ struct schema_options {
   // An enum with more values is limit_exceeded (each value is a literal alternative; the
   // exported GBNF lists them all).
   std::size_t max_enum_values = 10000;
+  undeclared_keys undeclared = undeclared_keys::as_schema;
 };
+
+// Whether an object schema admits keys besides its declared properties under a mode. (Closed
+// only by the `closed` default, an object still admits the keys `required` names without
+// declaring them, with any value.)
+bool admits_undeclared_keys(const json::value& schema, undeclared_keys mode);
 
 struct compiled_schema {
   peg::parser parser;  // a peg::nodes::schema node wrapping the typed subtree
