@@ -25,16 +25,6 @@ struct counts {
   int total = 0, passed = 0, grammar_checked = 0, grammar_passed = 0;
 };
 
-// Where a lazy grammar starts applying: the earliest trigger word in the output.
-std::size_t lazy_start(const chat::prepared& p, const std::string& output) {
-  std::size_t best = std::string::npos;
-  for (const auto& t : p.triggers) {
-    if (t.type != chat::trigger_type::word || t.value.empty()) continue;
-    best = std::min(best, output.find(t.value));
-  }
-  return best;
-}
-
 TEST(ConformanceLlamacpp, Cases) {
   CHATPEG_REQUIRE_SHARED(shared);
   std::istringstream lines(testing::read_file(shared / "conformance" / "llamacpp" / "cases.jsonl"));
@@ -83,7 +73,7 @@ TEST(ConformanceLlamacpp, Cases) {
       std::string text = output;
       bool applies = true;
       if (prep->grammar_lazy) {
-        const std::size_t at = lazy_start(*prep, output);
+        const std::size_t at = testing::lazy_start(*prep, output);
         applies = at != std::string::npos;
         if (applies) text = output.substr(at);
       }

@@ -13,6 +13,7 @@
 
 #include "chatpeg/base/strings.h"
 #include "chatpeg/chat/message.h"
+#include "chatpeg/chat/prepare.h"
 #include "chatpeg/chat/template.h"
 #include "chatpeg/json/json.h"
 #include "support/shared_data.h"
@@ -36,6 +37,16 @@ inline std::shared_ptr<const chat::chat_template> corpus_template(
   }
   cache.emplace(key, *t);
   return *t;
+}
+
+// Where a lazy grammar starts applying: the earliest trigger word in the output (npos: none).
+inline std::size_t lazy_start(const chat::prepared& p, const std::string& output) {
+  std::size_t best = std::string::npos;
+  for (const auto& t : p.triggers) {
+    if (t.type != chat::trigger_type::word || t.value.empty()) continue;
+    best = std::min(best, output.find(t.value));
+  }
+  return best;
 }
 
 // The round-trip corpus files (shared/conformance/roundtrip/*.json), sorted.
