@@ -4,7 +4,9 @@
 // are typed with a location inside the text; recognition is bounded (max_items) and
 // consistent: fail_offset <= size; a string accepted whole is also accepted as a prefix, and
 // so is each of its prefixes at a UTF-8 boundary; a string rejected as a prefix is rejected
-// whole.
+// whole. The grammar is read twice, with and without llama.cpp's loader rules: the rules only
+// ever refuse (a grammar they accept is read without them too), and recognition runs on the
+// general reading so that grammars the loader refuses still exercise the recognizer.
 #include <cstdint>
 
 #include "chatpeg/base/utf8.h"
@@ -15,8 +17,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace chatpeg;
   const auto [text, input] = fuzz::split_nul(fuzz::as_view(data, size));
   FUZZ_NO_THROW_BEGIN
-  auto g =
-      grammar::parse_gbnf(text, {.max_rules = 1000, .max_nesting = 64, .max_symbols = 100'000});
+  const grammar::gbnf_parse_options limits{
+      .max_rules = 1000, .max_nesting = 64, .max_symbols = 100'000, .llama_loader = true};
+  auto loadable = grammar::parse_gbnf(text, limits);
+  if (!loadable) {
+    const auto& e = loadable.error();
+    FUZZ_CHECK(e.code != base::errc::internal_error, "internal error: %s", e.message.c_str());
+    FUZZ_CHECK(e.where.offset == base::npos || e.where.offset <= text.size(),
+               "loader error offset %zu past %zu", e.where.offset, text.size());
+  }
+  auto general = limits;
+  general.llama_loader = false;
+  auto g = grammar::parse_gbnf(text, general);
+  if (loadable) FUZZ_CHECK(g.has_value(), "the loader rules accepted what the reader refuses");
   if (!g) {
     const auto& e = g.error();
     FUZZ_CHECK(e.code != base::errc::internal_error, "internal error: %s", e.message.c_str());

@@ -19,6 +19,7 @@
 #include "chatpeg/json/json.h"
 #include "chatpeg/stream/parse.h"
 #include "fuzz_util.h"
+#include "gbnf_loadable.h"
 
 namespace {
 
@@ -78,9 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                  "prompt does not end with the generation prompt");
     }
     if (!p->gbnf.empty()) {
-      auto g = grammar::parse_gbnf(p->gbnf);
-      FUZZ_CHECK(g.has_value() || g.error().code == base::errc::limit_exceeded,
-                 "prepared GBNF does not parse: %s", g ? "" : g.error().to_string().c_str());
+      (void)fuzz::loadable_gbnf(p->gbnf, "prepared");
     }
     for (const char* output : {"", "Hello <tool_call>\n{\"name\": \"x\", \"arguments\": {}}"}) {
       auto m = stream::parse(*p, output, {.allow_truncated = true});

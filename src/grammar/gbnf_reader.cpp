@@ -6,7 +6,8 @@
 // nesting and the expanded size are bounded so hostile grammars cannot blow the stack or
 // the heap. With gbnf_parse_options::llama_loader it also refuses what llama.cpp's loader
 // refuses beyond syntax (gbnf_loader_rules.cpp): repetition counts and their product along a
-// sequence, empty character classes (llama.cpp reads `[]` as the empty string) and left
+// sequence, empty character classes (llama.cpp reads `[]` as the empty string), a repetition
+// of the empty literal (llama.cpp finds no element before the operator) and left
 // recursion, naming the rule and where. finalize() then precomputes the recognizer's tables.
 #include <algorithm>
 #include <map>
@@ -527,6 +528,13 @@ bool reader::parse_sequence(std::uint32_t nt, std::vector<symbol>& out, bool nes
       if (last == base::npos) {
         return syntax(at, std::string("'") + c + "' must follow an element",
                       "a literal, class, rule name or group before it");
+      }
+      if (last == out.size() &&
+          !loader_refuses(base::errc::unsupported, nt, at,
+                          std::string("'") + c +
+                              "' after an empty literal: llama.cpp finds no element to repeat",
+                          "a non-empty element before it")) {
+        return false;
       }
       std::uint32_t min = 0;
       std::uint32_t max = unbounded_count;

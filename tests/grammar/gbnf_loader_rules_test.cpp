@@ -84,6 +84,9 @@ INSTANTIATE_TEST_SUITE_P(
         // Empty classes: llama.cpp reads [] as the empty string.
         loader_case{"empty_class", "root ::= \"a\" []", false, 1, 14, "empty character class"},
         loader_case{"empty_negated_class", "root ::= [^]", false, 1, 10, "empty character class"},
+        loader_case{"repeated_empty_literal", "root ::= \"a\" \"\"*", false, 1, 16,
+                    "after an empty literal"},
+        loader_case{"empty_literal_alone", "root ::= \"\" | \"a\"", true},
         loader_case{"never_matching_class", "root ::= [^\\x00-\\U0010FFFF] | \"a\"", true},
         // Left recursion, direct or through rules and nullable prefixes.
         loader_case{"direct_left_recursion", "root ::= root \"a\" | \"b\"", false, 1, 1,
