@@ -37,22 +37,9 @@ struct gemma {
 
   // Any Gemma value (shared recursive rule).
   parser value() {
-    if (value_rule.owner != nullptr) return value_rule;
-    auto self = b.ref("gemma-value");
-    auto str = lit(quote) + string_text() + lit(quote);
-    auto number =
-        b.optional(b.literal("-")) + b.chars("[0-9]", 1, 32) +
-        b.optional(b.literal(".") + b.chars("[0-9]", 1, 32)) +
-        b.optional(b.chars("[eE]") + b.optional(b.chars("[+-]")) + b.chars("[0-9]", 1, 8));
-    auto constant = b.choice({b.literal("true"), b.literal("false"), b.literal("null"),
-                              b.literal("None"), b.literal("True"), b.literal("False")});
-    auto sep = ws() + b.literal(",") + ws();
-    auto list = b.literal("[") + ws() + b.optional(self + b.zero_or_more(sep + self)) + ws() +
-                b.literal("]");
-    auto member = b.choice({str, key()}) + ws() + b.literal(":") + ws() + self;
-    auto dict = b.literal("{") + ws() + b.optional(member + b.zero_or_more(sep + member)) + ws() +
-                b.literal("}");
-    value_rule = b.rule("gemma-value", b.choice({str, number, constant, list, dict}));
+    if (value_rule.owner == nullptr) {
+      value_rule = grammar::any_value(b, grammar::literal_syntax::gemma, ws(), "gemma-value");
+    }
     return value_rule;
   }
 
@@ -81,8 +68,14 @@ struct gemma {
     return type == "number" || type == "integer" || type == "boolean" || type == "null";
   }
 
-  // The value of one top-level argument, typed by its schema.
+  // The value of one top-level argument, typed by its schema: strings as raw text (and, in the
+  // grammar, every other value in Gemma spelling, objects closed as the schema says).
   base::result<parser> arg_value(const json::value& schema, const std::string& rule) {
+    const bool string_only =
+        has_type(schema, "string") && schema.value("type", json::value()).is_string();
+    if (c.for_gbnf && !string_only) {
+      return grammar_value(c, schema, rule, grammar::literal_syntax::gemma);
+    }
     if (has_type(schema, "string")) {
       if (schema.value("type", json::value()).is_string()) return string_arg();
       return b.choice({string_arg(), b.tag(tag::tool_arg_value, value())});  // ["string", ...]

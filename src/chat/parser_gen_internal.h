@@ -91,8 +91,13 @@ json::value tool_parameters(const json::value& tool);
 // The typed JSON arguments object of a tool (tagged tool_args by the caller).
 base::result<peg::parser> json_arguments(gen_context& c, const json::value& tool);
 // A Python literal value (pythonic calls): 'str', "str", numbers, True/False/None, lists,
-// dicts, tuples. Shared rule.
+// dicts, tuples. Shared rule (grammar::any_value).
 peg::parser python_value(gen_context& c);
+// A tool argument's value in the grammar (for_gbnf) of a format whose values are not JSON:
+// typed by its schema in that spelling, objects closed as schema_options says, tagged
+// tool-arg-value. The parser reads such values untyped (python_value, Gemma's value).
+base::result<peg::parser> grammar_value(gen_context& c, const json::value& schema,
+                                        const std::string& rule, grammar::literal_syntax syntax);
 
 // Generic (analysis-driven) pieces.
 // eps when there is no reasoning. `calls` (optional): the tool-call block, which may follow an

@@ -152,7 +152,10 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
   auto raw_text = [&]() { return b.tag(tag::tool_arg_string_value, b.until_one_of(delimiters)); };
 
   auto value_for = [&](const json::value& schema, const std::string& rule) -> base::result<parser> {
-    if (ts.values == value_syntax::python) return b.tag(tag::tool_arg_value, python_value(c));
+    if (ts.values == value_syntax::python) {
+      if (c.for_gbnf) return grammar_value(c, schema, rule, grammar::literal_syntax::python);
+      return b.tag(tag::tool_arg_value, python_value(c));
+    }
     if (c.string_flag_values) {
       auto raw = b.literal("true\">") + raw_text();
       if (is_plain_string_schema(schema)) return raw;
@@ -234,8 +237,8 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
   return undeclared.owner != nullptr ? b.zero_or_more(one) : b.repeat(one, 0, declared);
 }
 
-// name(a=1, b='x') — Python keyword arguments.
-parser pythonic_call(gen_context& c, const json::value& tool) {
+// name(a=1, b='x') — Python keyword arguments; in the grammar each value typed by its schema.
+base::result<parser> pythonic_call(gen_context& c, const json::value& tool) {
   auto& b = c.b;
   const std::string name = tool_name(tool);
   const json::value params = tool_parameters(tool);
@@ -243,8 +246,15 @@ parser pythonic_call(gen_context& c, const json::value& tool) {
   auto eq = c.ws() + b.literal("=") + c.ws();
   std::vector<parser> alts;
   for (const auto& p : props) {
-    alts.push_back(b.tag(tag::tool_arg_name, b.literal(p.name)) + eq +
-                   b.tag(tag::tool_arg_value, python_value(c)));
+    parser value = b.tag(tag::tool_arg_value, python_value(c));
+    if (c.for_gbnf) {
+      auto typed = grammar_value(c, p.schema,
+                                 c.unique_rule("arg-" + sanitize(name) + "-" + sanitize(p.name)),
+                                 grammar::literal_syntax::python);
+      if (!typed) return typed.error();
+      value = *typed;
+    }
+    alts.push_back(b.tag(tag::tool_arg_name, b.literal(p.name)) + eq + value);
   }
   // Undeclared keyword arguments (at most 16 of them) after the declared names.
   std::size_t count = props.size();
@@ -271,7 +281,9 @@ base::result<parser> one_call(gen_context& c, const json::value& tool) {
   const std::string name = tool_name(tool);
   parser body;
   if (ts.pythonic) {
-    body = pythonic_call(c, tool);
+    auto call = pythonic_call(c, tool);
+    if (!call) return call.error();
+    body = *call;
   } else if (ts.format == tool_format::json_native) {
     auto call = json_native_call(c, tool);
     if (!call) return call.error();
@@ -335,33 +347,19 @@ base::result<parser> json_arguments(gen_context& c, const json::value& tool) {
 }
 
 parser python_value(gen_context& c) {
-  auto& b = c.b;
-  if (c.py_value.owner != nullptr) return c.py_value;
-  auto value = b.ref("py-value");
-  auto sq = b.literal("'") +
-            b.zero_or_more(b.chars("[^'\\\\]", 1, peg::unbounded) | (b.literal("\\") + b.any())) +
-            b.literal("'");
-  auto dq = b.literal("\"") +
-            b.zero_or_more(b.chars("[^\"\\\\]", 1, peg::unbounded) | (b.literal("\\") + b.any())) +
-            b.literal("\"");
-  auto str = b.rule("py-string", sq | dq);
-  auto number = b.rule("py-number", b.optional(b.literal("-")) + b.chars("[0-9]", 1, 32) +
-                                        b.optional(b.literal(".") + b.chars("[0-9]", 1, 32)) +
-                                        b.optional(b.chars("[eE]") + b.optional(b.chars("[+-]")) +
-                                                   b.chars("[0-9]", 1, 8)));
-  auto constant = b.choice({b.literal("True"), b.literal("False"), b.literal("None"),
-                            b.literal("true"), b.literal("false"), b.literal("null")});
-  auto sep = c.ws() + b.literal(",") + c.ws();
-  auto items =
-      b.optional(value + b.zero_or_more(sep + value) + b.optional(c.ws() + b.literal(",")));
-  auto list = b.literal("[") + c.ws() + items + c.ws() + b.literal("]");
-  auto tuple = b.literal("(") + c.ws() + items + c.ws() + b.literal(")");
-  auto member = str + c.ws() + b.literal(":") + c.ws() + value;
-  auto members =
-      b.optional(member + b.zero_or_more(sep + member) + b.optional(c.ws() + b.literal(",")));
-  auto dict = b.literal("{") + c.ws() + members + c.ws() + b.literal("}");
-  c.py_value = b.rule("py-value", b.choice({str, number, constant, list, dict, tuple}));
+  if (c.py_value.owner == nullptr) {
+    c.py_value = grammar::any_value(c.b, grammar::literal_syntax::python, c.ws(), "py-value");
+  }
   return c.py_value;
+}
+
+base::result<parser> grammar_value(gen_context& c, const json::value& schema,
+                                   const std::string& rule, grammar::literal_syntax syntax) {
+  grammar::schema_options so = c.schema_options(rule);
+  so.syntax = syntax;
+  auto compiled = grammar::compile_schema(c.b, schema, so);
+  if (!compiled) return compiled.error();
+  return c.b.tag(tag::tool_arg_value, compiled->parser);
 }
 
 base::result<parser> calls_block(gen_context& c, const tool_syntax& ts) {

@@ -81,11 +81,12 @@ class llama_sequence {
 
 // Left recursion as llama.cpp's loader refuses it, and a little more: cycles through a
 // nullable rule that has no empty alternative of its own, which llama.cpp's check misses
-// (some of those make its sampler expand the stack forever). rules[a] are the alternatives of nonterminal a; a nonterminal
-// flagged in reversed_star is a repetition the reader wrote left-recursively (R ::= ε | R x),
-// which llama.cpp writes right-recursively (R ::= x R | ε), so its recursive alternative is
-// read backwards. Returns the nonterminals of one cycle (each reaching the next, the last
-// the first), empty when there is none. Iterative: any grammar size, no deep recursion.
+// (some of those make its sampler expand the stack forever). rules[a] are the alternatives of
+// nonterminal a; a nonterminal flagged in reversed_star is a repetition the reader wrote
+// left-recursively (R ::= ε | R x), which llama.cpp writes right-recursively (R ::= x R | ε), so
+// its recursive alternative is read backwards. Returns the nonterminals of one cycle (each reaching
+// the next, the last the first), empty when there is none. Iterative: any grammar size, no deep
+// recursion.
 std::vector<std::uint32_t> find_left_recursion(
     const std::vector<std::vector<std::vector<symbol>>>& rules,
     const std::vector<std::uint8_t>& nullable, const std::vector<std::uint8_t>& reversed_star);

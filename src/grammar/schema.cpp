@@ -390,7 +390,7 @@ base::result<peg::parser> schema_compiler::ref_parser(const std::string& ref,
                                                       const std::string& path) {
   if (ref.empty() || ref[0] != '#' || (ref.size() > 1 && ref[1] != '/')) {
     warn(path, "$ref '" + ref + "' is not a local JSON pointer; any value accepted");
-    return b_.json_value();
+    return untyped().value;
   }
   if (at_left_) left_refs_[current_def_].insert(ref);
   if (auto it = ref_rules_.find(ref); it != ref_rules_.end()) return b_.ref(it->second);
@@ -557,14 +557,14 @@ base::status schema_compiler::compile_alts(const json::value& s, const std::stri
   if (s.is_boolean()) {
     if (!s.get<bool>()) return {};
     if (!raw) {
-      out.push_back({b_.json_value(), false});
+      out.push_back({untyped().value, false});
       return {};
     }
-    typed(b_.json_object());
-    typed(b_.json_array());
+    typed(untyped().object);
+    typed(untyped().array);
     typed(number_parser());
-    typed(b_.json_bool());
-    typed(b_.json_null());
+    typed(bool_parser());
+    typed(null_parser());
     raw_string();
     return {};
   }
@@ -678,8 +678,8 @@ base::status schema_compiler::compile_alts(const json::value& s, const std::stri
   } else if (types & t_integer) {
     typed(integer_parser());
   }
-  if (types & t_boolean) typed(b_.json_bool());
-  if (types & t_null) typed(b_.json_null());
+  if (types & t_boolean) typed(bool_parser());
+  if (types & t_null) typed(null_parser());
   if (types & t_string) {
     if (raw) {
       if (s.contains("minLength") || s.contains("maxLength")) {
@@ -687,7 +687,7 @@ base::status schema_compiler::compile_alts(const json::value& s, const std::stri
       }
       raw_string();
     } else {
-      out.push_back({string_parser(s, path), false});
+      out.push_back({string_value(s, path), false});
     }
   }
   for (const auto& a : out) {

@@ -38,6 +38,13 @@ struct alternative {
   bool raw_string = false;
 };
 
+// The untyped pieces of a literal syntax (schema_syntax.cpp).
+struct literal_pieces {
+  peg::parser value{}, string{}, object{}, array{};
+};
+literal_pieces build_literal_pieces(peg::builder& b, literal_syntax syntax, peg::parser ws,
+                                    const std::string& name);
+
 class schema_compiler {
  public:
   schema_compiler(peg::builder& b, const json::value& root, const schema_options& options);
@@ -61,6 +68,16 @@ class schema_compiler {
   // Appends const/enum values to out (raw: strings become guarded raw_value).
   void value_alternatives(const std::vector<const json::value*>& values, bool raw,
                           std::vector<alternative>& out);
+
+  // schema_syntax.cpp: the pieces whose spelling depends on options.syntax.
+  const literal_pieces& untyped();  // any value / string / object / array
+  peg::parser bool_parser();
+  peg::parser null_parser();
+  peg::parser word_parser(const json::value& v);  // a number, or true/false/null
+  peg::parser string_value(const json::value& s, const std::string& path);
+  peg::parser string_text(const std::string& text);             // that string
+  peg::parser key_text(const std::string& key);                 // that object key
+  peg::parser other_key(const std::vector<std::string>& keys);  // any key but these
 
   // schema_objects.cpp
   base::result<peg::parser> object_parser(const json::value& s, const std::string& path,
@@ -116,6 +133,7 @@ class schema_compiler {
   std::set<std::string> raw_inlining_;  // pointers being inlined at a raw position
   std::deque<json::value> storage_;     // merged schemas (allOf, anyOf siblings)
   peg::parser never_{};
+  literal_pieces untyped_{};
   peg::parser string_char_{};
   peg::parser escape_tail_{};  // after a backslash: one escape (u + 4 hex included)  // one JSON
                                // string character (escape = one), built lazily

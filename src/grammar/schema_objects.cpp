@@ -166,7 +166,7 @@ base::result<peg::parser> schema_compiler::object_body(const json::value& s,
     return std::find(required.begin(), required.end(), k) != required.end();
   };
   auto make_member = [&](const std::string& key, peg::parser value) {
-    return string_const_parser(key) + ws() + b_.literal(":") + ws() + value + ws();
+    return key_text(key) + ws() + b_.literal(":") + ws() + value + ws();
   };
 
   // additionalProperties: true = any value, false = none, schema = that schema; absent, as
@@ -244,12 +244,12 @@ base::result<peg::parser> schema_compiler::object_body(const json::value& s,
   const bool has_additional = !is_never(additional_value);
 
   if (members.empty() && !has_additional) return open + close;
-  if (members.empty() && additional->is_boolean() && declared.empty()) return b_.json_object();
+  if (members.empty() && additional->is_boolean() && declared.empty()) return untyped().object;
 
   // An additional member: any key but a declared one.
   peg::parser extra{};
   if (has_additional) {
-    extra = key_except(declared) + ws() + b_.literal(":") + ws() + additional_value + ws();
+    extra = other_key(declared) + ws() + b_.literal(":") + ws() + additional_value + ws();
   }
   const std::string obj = "obj" + std::to_string(++object_count_);
   const std::string base = new_rule_name(obj);
@@ -366,7 +366,7 @@ base::result<peg::parser> schema_compiler::array_body(const json::value& s, cons
   const std::uint32_t min = count(s, "minItems", 0, path);
   std::uint32_t max = count(s, "maxItems", peg::unbounded, path);
   if (min > max) return never_;
-  if (!prefix && rest == &any && min == 0 && max == peg::unbounded) return b_.json_array();
+  if (!prefix && rest == &any && min == 0 && max == peg::unbounded) return untyped().array;
 
   std::vector<peg::parser> prefix_items;
   if (prefix) {

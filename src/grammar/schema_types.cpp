@@ -104,12 +104,12 @@ peg::parser schema_compiler::string_const_parser(const std::string& text) {
 }
 
 peg::parser schema_compiler::const_parser(const json::value& v, std::size_t depth) {
-  if (v.is_string()) return string_const_parser(v.get<std::string>());
+  if (v.is_string()) return string_text(v.get<std::string>());
   if (v.is_number()) {
     return b_.literal(json::dump(v)) +
            b_.negate(b_.chars({{'0', '9'}, {'.', '.'}, {'E', 'E'}, {'e', 'e'}}));
   }
-  if (!v.is_array() && !v.is_object()) return b_.literal(json::dump(v));
+  if (!v.is_array() && !v.is_object()) return word_parser(v);
   if (depth > options_.max_depth) return b_.literal(json::dump(v));  // compact form only
   // Containers: the same members in the same order, whitespace allowed between tokens.
   const bool is_array = v.is_array();
@@ -124,7 +124,7 @@ peg::parser schema_compiler::const_parser(const json::value& v, std::size_t dept
     }
     first = false;
     if (!is_array) {
-      seq.push_back(string_const_parser(k));
+      seq.push_back(key_text(k));
       seq.push_back(ws());
       seq.push_back(b_.literal(":"));
       seq.push_back(ws());

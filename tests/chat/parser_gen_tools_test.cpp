@@ -199,6 +199,44 @@ TEST_P(undeclared_arguments, empty_declarations) {
 INSTANTIATE_TEST_SUITE_P(formats, undeclared_arguments, ::testing::ValuesIn(formats()),
                          [](const auto& tc) { return tc.param.name; });
 
+// Gemma 4 and Python-style values are typed by their schema in the grammar, in their own
+// spelling, nested objects closed too; the parser reads them untyped.
+TEST(closed_objects, gemma_and_python_values_are_typed_in_the_grammar) {
+  const char* params = R"({"type":"object","properties":{
+      "n":{"type":"integer"},
+      "opts":{"type":"object","properties":{"a":{"type":"integer"}}},
+      "free":{"type":"object"}}})";
+  struct row {
+    std::string name;
+    std::function<analysis()> make;
+    std::string good, wrong_type, nested_undeclared, free_object;
+  };
+  const row rows[] = {
+      {"gemma4", gemma_format, "<|tool_call>call:get_weather{n:3,opts:{a:1}}<tool_call|>",
+       "<|tool_call>call:get_weather{n:<|\"|>three<|\"|>}<tool_call|>",
+       "<|tool_call>call:get_weather{opts:{a:1,b:2}}<tool_call|>",
+       "<|tool_call>call:get_weather{free:{x:[1,<|\"|>y<|\"|>],z:None}}<tool_call|>"},
+      {"python", python_format, "<zq_py>[get_weather(n=3, opts={'a': 1})]</zq_py>",
+       "<zq_py>[get_weather(n='three')]</zq_py>",
+       "<zq_py>[get_weather(opts={'a': 1, 'b': 2})]</zq_py>",
+       "<zq_py>[get_weather(free={'x': [1, 'y'], \"z\": None})]</zq_py>"},
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.name);
+    auto p = generate(r.make(), make_request(request_body(params, R"("required")")));
+    ASSERT_TRUE(p.has_value()) << p.error().to_string();
+    std::string why;
+    EXPECT_TRUE(gbnf_accepts(*p, r.good, &why)) << why;
+    EXPECT_TRUE(gbnf_accepts(*p, r.free_object, &why)) << why;
+    EXPECT_FALSE(gbnf_accepts(*p, r.nested_undeclared)) << p->gbnf;
+    EXPECT_FALSE(gbnf_accepts(*p, r.wrong_type)) << p->gbnf;
+    for (const auto* out : {&r.good, &r.nested_undeclared, &r.free_object}) {
+      EXPECT_EQ(parse_summary(*p, *out).rfind("|tool_name='get_weather'", 0), 0u)
+          << *out << " → " << parse_summary(*p, *out);
+    }
+  }
+}
+
 // Nested objects in JSON arguments and response_format follow the same rule.
 TEST(closed_objects, nested_json_objects_and_response_format) {
   const char* params = R"({"type":"object","properties":{

@@ -43,8 +43,7 @@ INSTANTIATE_TEST_SUITE_P(
         valid_case{"crlf", "root ::= x\r\nx ::= \"y\"\r\n", 2},
         valid_case{"escapes", R"(root ::= "\n\r\t\\\"\[\]\x41\u00e9\U0001F600")", 1},
         valid_case{"class_escapes", R"(root ::= [^\]\\\x00-\x1F"] [\u0100-\uFFFF])", 1},
-        valid_case{"class_dash_last", "root ::= [a-]", 1},
-        valid_case{"any", "root ::= . .*", 1},
+        valid_case{"class_dash_last", "root ::= [a-]", 1}, valid_case{"any", "root ::= . .*", 1},
         valid_case{"escaped_dash", R"(root ::= "\-" [\-a])", 1},
         valid_case{"postfix", "root ::= \"a\"* \"b\"+ \"c\"? (\"d\" \"e\")*", 1},
         valid_case{"braces", "root ::= \"a\"{2} \"b\"{1,} \"c\"{0,3} \"d\"{ 2 , 4 }", 1},
@@ -128,9 +127,9 @@ TEST(gbnf_reader, without_loader_limits) {
   // llama.cpp reads [] as the empty string: refused by default, an empty set without limits.
   EXPECT_FALSE(parse_gbnf("root ::= [] | \"a\"").has_value());
   EXPECT_TRUE(parse_gbnf("root ::= [] | \"a\"", {.llama_loader = false}).has_value());
-  auto g = parse_gbnf(
-      "root ::= \"a\"{900000} \"b\"{900000} \"c\"{900000} \"d\"{900000} \"e\"{900000}",
-      {.llama_loader = false});
+  auto g =
+      parse_gbnf("root ::= \"a\"{900000} \"b\"{900000} \"c\"{900000} \"d\"{900000} \"e\"{900000}",
+                 {.llama_loader = false});
   ASSERT_FALSE(g.has_value());
   EXPECT_EQ(g.error().code, base::errc::limit_exceeded);
   EXPECT_NE(g.error().message.find("symbols"), std::string::npos) << g.error().to_string();

@@ -2,8 +2,14 @@
 // fresh builder and build a grammar whose root is the compiled schema node.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
+
+#include "chatpeg/grammar/gbnf.h"
+#include "chatpeg/peg/gbnf_export.h"
+#include "chatpeg/peg/matcher.h"
 
 #include "chatpeg/grammar/schema.h"
 #include "chatpeg/json/json.h"
@@ -43,6 +49,22 @@ inline compiled_grammar compile_text(const std::string& schema_text, schema_opti
   }
   out.grammar = std::move(*g);
   return out;
+}
+
+// Compiles schema_text with options and checks that the PEG matcher and the exported GBNF
+// (read with llama.cpp's loader rules) both accept value, or both reject it.
+inline void expect_both_decide(const std::string& schema_text, const schema_options& options,
+                               const std::string& value, bool accepted) {
+  auto g = compile_text(schema_text, options);
+  ASSERT_TRUE(g.ok()) << g.error;
+  EXPECT_EQ(peg::match(g.grammar, value, peg::match_flags::complete).ok(), accepted);
+  auto text = peg::export_gbnf(g.grammar);
+  ASSERT_TRUE(text.has_value()) << text.error().to_string();
+  auto gbnf = parse_gbnf(*text);
+  ASSERT_TRUE(gbnf.has_value()) << gbnf.error().to_string() << "\n" << *text;
+  auto r = recognize(**gbnf, value);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->accepted, accepted) << *text;
 }
 
 }  // namespace chatpeg::grammar::test

@@ -6,8 +6,9 @@
 // (schema_options::undeclared): as the schema says, closed unless the schema opens the object
 // (for constraint grammars), or any (for lenient parsers).
 //
-// What is matched: the JSON text a model writes (optional whitespace between tokens, none
-// around the value). Limits, by design:
+// What is matched: the JSON text a model writes (or its Gemma 4 / Python spelling,
+// schema_options::syntax), optional whitespace between tokens, none around the value.
+// Limits, by design:
 //   - object keys: any order for up to max_permute_keys declared properties; beyond that,
 //     declared order only (optional keys may be skipped, additional keys go anywhere);
 //   - additional keys exclude the declared keys as written canonically (an escaped spelling
@@ -55,6 +56,12 @@ enum class undeclared_keys : std::uint8_t {
               // without a grammar writes what it writes); a schema still types their values
 };
 
+// How values are spelled: JSON; Gemma 4's value syntax (strings between <|"|> quotes, bare or
+// quoted keys, true/false/null or True/False/None); Python literals ('...' or "..." strings,
+// True/False/None or true/false/null, tuples, trailing commas). Punctuation and numbers are
+// JSON's in all three.
+enum class literal_syntax : std::uint8_t { json, gemma, python };
+
 struct schema_options {
   std::string name = "schema";  // prefix of the rule names this schema creates
   // Tagged argument formats: a string-typed value is written raw (not as a JSON string).
@@ -76,7 +83,15 @@ struct schema_options {
   // exported GBNF lists them all).
   std::size_t max_enum_values = 10000;
   undeclared_keys undeclared = undeclared_keys::as_schema;
+  // The spelling of values. String lengths are enforced in JSON only.
+  literal_syntax syntax = literal_syntax::json;
 };
+
+// Any value spelled in a syntax: for JSON the builder's json_value(); otherwise a rule named
+// `name` (and `name`-string, `name`-number for Python), with `ws` between tokens. The schema
+// compiler uses the same definition where a schema does not type a value.
+peg::parser any_value(peg::builder& b, literal_syntax syntax, peg::parser ws,
+                      const std::string& name);
 
 // Whether an object schema admits keys besides its declared properties under a mode. (Closed
 // only by the `closed` default, an object still admits the keys `required` names without
