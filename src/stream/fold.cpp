@@ -1,8 +1,10 @@
 // The AST → message fold (DESIGN.md §7; see fold.h): one generic walk over the tags of
 // DESIGN.md §6 for both the one-shot mapper and the streaming session. Arguments are assembled
-// append-only — words, escapes, commas, quotes and names wait until they are decided — so a
-// lenient parse of any prefix of an output yields arguments that prefix the final ones, and
-// the incremental path (advance) only ever appends what the newly received bytes decided.
+// append-only — words, escapes, commas, quotes and names wait until they are decided, and an
+// argument's key waits for the first byte of its value (pending_key, so a call cut before a
+// value leaves the key out) — so a lenient parse of any prefix of an output yields arguments
+// that prefix the final ones, and the incremental path (advance) only ever appends what the
+// newly received bytes decided.
 #include "stream/fold.h"
 
 #include "chatpeg/base/strings.h"
@@ -88,7 +90,8 @@ call_state& fold::current_or_start() {
 }
 
 // Ends the value of the current argument: closes a pending quote, finishes (or, when
-// truncating, closes) a JSON value, writes null for a name that never got a value.
+// truncating, closes) a JSON value, writes null for a name that never got a value. Truncating,
+// an argument whose value never began is left out (its key is dropped).
 void fold::finish_arg(call_state& c, bool truncate, const peg::ast_node* at) {
   std::string& args = c.call.arguments;
   if (c.converter_active) {
@@ -96,23 +99,32 @@ void fold::finish_arg(call_state& c, bool truncate, const peg::ast_node* at) {
       c.converter.close(args);
     } else {
       c.converter.finish(args);
-    }
-    if (!c.converter.started()) {
-      args += "null";  // an empty value
-    } else if (!c.converter.complete() && at) {
-      fail(*at, "argument value is not a whole JSON value");
+      if (!c.converter.started()) {
+        args += "null";  // an empty value
+      } else if (!c.converter.complete() && at) {
+        fail(*at, "argument value is not a whole JSON value");
+      }
     }
     c.converter_active = false;
     c.converter = value_converter{};
   }
-  if (c.quote_pending) {
-    args += '"';
+  if (c.quote_pending || c.value_pending) {
+    if (truncate && c.key.held()) {
+      c.key.drop();
+    } else {
+      c.key.release(args);
+      args += c.quote_pending ? "\"" : "null";
+    }
     c.quote_pending = false;
-  }
-  if (c.value_pending) {
-    args += "null";
     c.value_pending = false;
   }
+}
+
+// More text of a string value: the held key (and opening quote) goes with its first byte.
+void fold::append_string_text(call_state& c, std::string_view text) {
+  if (text.empty()) return;
+  c.key.release(c.call.arguments);
+  json::append_escaped(c.call.arguments, text);
 }
 
 // Ends a call: flush, close the pending quote and the object. `at` (when not null) is the
@@ -261,7 +273,7 @@ void fold::grow(std::uint32_t index) {
       return;
     case peg::tag::tool_arg_string_value:
       if (!r.string_value) return;
-      if (auto* c = current()) json::append_escaped(c->call.arguments, new_text(n, r));
+      if (auto* c = current()) append_string_text(*c, new_text(n, r));
       return;
     case peg::tag::tool_args: {
       auto* c = current();
@@ -314,10 +326,14 @@ void fold::enter_arg_name(const peg::ast_node& n) {
   }
   finish_arg(c, false, &n);
   c.mode = args_mode::pairs;
-  std::string& args = c.call.arguments;
-  args += c.arg_count++ == 0 ? '{' : ',';
-  args += json::quote(base::trim(tree_->text(n, input_)));
-  args += ':';
+  std::string& key = c.key.text();
+  if (c.arg_count++ == 0) {
+    c.call.arguments += '{';
+  } else {
+    key += ',';
+  }
+  key += json::quote(base::trim(tree_->text(n, input_)));
+  key += ':';
   c.value_pending = true;
 }
 
@@ -328,14 +344,13 @@ void fold::enter_string_value(std::uint32_t index) {
       (!c->value_pending && !c->quote_pending)) {
     return fail(n, "tool-arg-string-value without an argument name");
   }
-  std::string& args = c->call.arguments;
   if (!c->quote_pending) {
-    args += '"';
+    c->key.text() += '"';  // value_pending: the key is held, the quote waits with it
     c->quote_pending = true;
   }
   c->value_pending = false;
   records_[index].string_value = true;
-  json::append_escaped(args, new_text(n, records_[index]));
+  append_string_text(*c, new_text(n, records_[index]));
 }
 
 void fold::enter_value(std::uint32_t index) {
@@ -346,6 +361,7 @@ void fold::enter_value(std::uint32_t index) {
   }
   c->value_pending = false;
   c->converter = value_converter{};
+  c->converter.key().take(c->key);  // written by the converter when the value begins
   c->converter_active = true;
   records_[index].value = true;
   c->converter.feed(new_text(n, records_[index]), c->call.arguments);
@@ -550,6 +566,7 @@ bool fold::append_verbatim(const peg::ast& t, const std::vector<std::uint32_t>& 
   if (!n.partial || r.consumed != from || n.end != input.size()) return false;
   call_state* c = current();
   if (!c) return false;
+  if (c->holds_key()) return false;  // the key goes first (extend() sends it)
   if (n.tag == peg::tag::tool_arg_string_value) {
     c->call.arguments.append(text);
   } else if (!c->converter_active || !c->converter.append_verbatim(text, c->call.arguments)) {

@@ -41,9 +41,15 @@ struct call_state {
   args_mode mode = args_mode::none;
   std::size_t arg_count = 0;
   bool quote_pending = false;     // a string value is open: its closing quote is owed
-  bool value_pending = false;     // an argument name was written, its value not yet
+  bool value_pending = false;     // an argument name came, no value node yet
   bool converter_active = false;  // converter holds a value still being written
+  // The argument's key (",\"name\":", then a string value's opening quote) until the value's
+  // first byte; a converter's value holds it in the converter instead.
+  pending_key key;
   value_converter converter;
+
+  // A key of the call waits for its value's first byte (in the fold or in the converter).
+  bool holds_key() const { return key.held() || (converter_active && converter.key().held()); }
 };
 
 // What the fold knows about one AST node it entered.
@@ -134,6 +140,7 @@ class fold {
   call_state& start_call(std::uint32_t owner);
   call_state& current_or_start();
   void finish_arg(call_state& c, bool truncate, const peg::ast_node* at);
+  static void append_string_text(call_state& c, std::string_view text);
   void finalize(call_state& c, bool truncate, const peg::ast_node* at);
   void fail(const peg::ast_node& n, std::string message);
 

@@ -66,6 +66,8 @@ void session::state::try_arm(std::size_t from, std::size_t to, const std::vector
   } else if (d.content.empty() && d.reasoning_content.empty() && d.tool_calls.size() == 1) {
     const tool_call_delta& t = d.tool_calls.front();
     if (t.id || t.name || t.index + 1 != sent.tool_calls.size() || t.arguments != chunk) return;
+    // Bytes appended past a key that waits for its value would go out before it.
+    if (fold.calls()[sent_call_of[t.index]].holds_key()) return;
     peg::tag deepest = peg::tag::none;
     for (const std::uint32_t i : span.chain) {
       if (last.ast.nodes()[i].tag != peg::tag::none) deepest = last.ast.nodes()[i].tag;

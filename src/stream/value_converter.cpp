@@ -1,8 +1,9 @@
 // value_converter: a byte-at-a-time state machine turning one JSON, Python-literal or Gemma 4
 // value into compact JSON while it streams in. The mapper runs one per tool-arg-value (and one per
 // tool-args object), so every call's arguments stay a prefix of their final text: nothing is
-// emitted that a later byte could contradict (words, escapes, commas and a partial Gemma <|"|>
-// quote wait until decided).
+// emitted that a later byte could contradict (words, escapes, commas, object keys and a partial
+// Gemma <|"|> quote wait until decided; a key waits until its value begins, so a value cut
+// before its first byte leaves its key out).
 #include "chatpeg/stream/value_converter.h"
 
 #include <cstdio>
@@ -123,7 +124,7 @@ void value_converter::feed(std::string_view text, std::string& out) {
       if (quote_ == '"' || quote_ == '\'') {
         const std::size_t j = verbatim_string_run(text, i, quote_);
         if (j > i) {
-          out.append(text.data() + i, j - i);
+          sink(out).append(text.data() + i, j - i);
           i = j;
           continue;
         }
@@ -131,7 +132,7 @@ void value_converter::feed(std::string_view text, std::string& out) {
         std::size_t j = text.find(gemma_quote[0], i);
         if (j == std::string_view::npos) j = text.size();
         if (j > i) {
-          json::append_escaped(out, text.substr(i, j - i));
+          json::append_escaped(sink(out), text.substr(i, j - i));
           i = j;
           continue;
         }
@@ -178,6 +179,7 @@ void value_converter::end_word(std::string& out) {
 }
 
 void value_converter::start_value(char c, std::string& out) {
+  key_.release(out);  // the value begins: its key goes first
   const bool top = stack_.empty();
   if (c == '{' || c == '[' || c == '(') {
     if (stack_.size() >= max_depth) return fail();
@@ -358,6 +360,7 @@ bool value_converter::escape_step(char c, std::string& out) {
 void value_converter::step(char c, std::string& out) {
   for (;;) {  // each pass either consumes c or changes state and retries it once
     if (failed_) return;
+    std::string& o = sink(out);  // a key's bytes wait in key_ until its value begins
     switch (state_) {
       case state::value:
         if (is_space(c)) return;
@@ -379,36 +382,36 @@ void value_converter::step(char c, std::string& out) {
           return;
         }
         if (c == '"' || c == '\'') {
-          emit_comma_if_pending(out);
-          out += '"';
+          emit_comma_if_pending(key_.text());
+          key_.text() += '"';
           quote_ = c;
           string_is_key_ = true;
           state_ = state::string;
           return;
         }
         if (c == gemma_quote[0]) {
-          emit_comma_if_pending(out);
-          out += '"';
+          emit_comma_if_pending(key_.text());
+          key_.text() += '"';
           quote_raw_ok_ = false;
           string_is_key_ = true;
           quote_held_ = 1;
           state_ = state::quote_open;
           return;
         }
-        if (is_key_start(c)) {  // a bare key (Gemma): emitted as it arrives
-          emit_comma_if_pending(out);
-          out += '"';
-          out += c;
+        if (is_key_start(c)) {  // a bare key (Gemma)
+          emit_comma_if_pending(key_.text());
+          key_.text() += '"';
+          key_.text() += c;
           state_ = state::bare_key;
           return;
         }
         return fail();
       case state::bare_key:
         if (is_key_char(c)) {
-          out += c;
+          o += c;
           return;
         }
-        out += '"';
+        o += '"';
         state_ = state::colon;
         continue;
       case state::quote_open:
@@ -421,14 +424,14 @@ void value_converter::step(char c, std::string& out) {
           return;
         }
         if (!quote_raw_ok_) return fail();
-        for (std::size_t i = 0; i < quote_held_; ++i) append_string_byte(out, gemma_quote[i]);
+        for (std::size_t i = 0; i < quote_held_; ++i) append_string_byte(o, gemma_quote[i]);
         quote_held_ = 0;
         state_ = state::raw;
         continue;
       case state::colon:
         if (is_space(c)) return;
         if (c != ':') return fail();
-        out += ':';
+        o += ':';
         state_ = state::value;
         return;
       case state::after: {
@@ -449,20 +452,20 @@ void value_converter::step(char c, std::string& out) {
       }
       case state::string:
         if (quote_ == gemma_quote[0]) {
-          if (gemma_quote_step(c, out)) return;
+          if (gemma_quote_step(c, o)) return;
           continue;
         }
-        if (c != '\\') flush_high_surrogate(out);
-        if (c == quote_) return close_string(out);
+        if (c != '\\') flush_high_surrogate(o);
+        if (c == quote_) return close_string(o);
         if (c == '\\') {
           word_.clear();
           state_ = state::escape;
           return;
         }
-        append_string_byte(out, c);
+        append_string_byte(o, c);
         return;
       case state::escape:
-        if (escape_step(c, out)) return;
+        if (escape_step(c, o)) return;
         continue;
       case state::number:
         if (is_digit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
@@ -499,6 +502,7 @@ void value_converter::step(char c, std::string& out) {
 
 void value_converter::finish(std::string& out) {
   if (failed_) return;
+  key_.release(out);  // the value is complete as it is: a key without a value stays
   switch (state_) {
     case state::word:
       end_word(out);
@@ -530,6 +534,14 @@ void value_converter::finish(std::string& out) {
 }
 
 void value_converter::close(std::string& out) {
+  if (key_.held()) {  // cut before the key's value began: the key is left out
+    key_.drop();
+    word_.clear();
+    high_surrogate_.clear();
+    quote_held_ = 0;
+    string_is_key_ = false;
+    end_value();
+  }
   if (failed_ || !started_) return;
   switch (state_) {
     case state::quote_open:
@@ -549,13 +561,7 @@ void value_converter::close(std::string& out) {
       high_surrogate_.clear();  // cut between the halves of a pair: the half is dropped
       quote_held_ = 0;          // a partial closing <|"|> is dropped too
       out += '"';
-      if (string_is_key_) {
-        string_is_key_ = false;
-        out += ":null";
-        state_ = state::after;
-      } else {
-        end_value();
-      }
+      end_value();
       break;
     case state::number:
       if (!number_has_digit_ || number_last_ == '.' || number_last_ == 'e' || number_last_ == 'E' ||
@@ -585,17 +591,6 @@ void value_converter::close(std::string& out) {
     case state::raw:
       out += '"';
       state_ = state::done;
-      break;
-    case state::bare_key:
-      out += "\":null";
-      state_ = state::after;
-      break;
-    case state::colon:
-      out += ":null";
-      state_ = state::after;
-      break;
-    case state::value:
-      if (!stack_.empty() && stack_.back() == '{') out += "null";
       break;
     default:
       break;

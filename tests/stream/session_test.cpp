@@ -166,8 +166,9 @@ TEST(Session, HeaderThenFragmentsWithGeneratedStableIds) {
   for (const auto& d : all) lines.push_back(json::dump(d.to_json()));
   const std::vector<std::string> want = {
       R"({"tool_calls":[{"index":0,"id":"id0","type":"function","function":{"name":"get_weather","arguments":""}}]})",
-      R"({"tool_calls":[{"index":0,"function":{"arguments":"{\"ci"}}]})",
-      R"({"tool_calls":[{"index":0,"function":{"arguments":"ty\":\"Pa"}}]})",
+      // A key waits for the first byte of its value.
+      R"({"tool_calls":[{"index":0,"function":{"arguments":"{"}}]})",
+      R"({"tool_calls":[{"index":0,"function":{"arguments":"\"city\":\"Pa"}}]})",
       R"({"tool_calls":[{"index":0,"function":{"arguments":"ris\"}"}}]})",
       R"({"tool_calls":[{"index":1,"id":"id1","type":"function","function":{"name":"search","arguments":""}}]})",
       R"({"tool_calls":[{"index":1,"function":{"arguments":"{}"}}]})",

@@ -130,9 +130,19 @@ TEST(ValueConverter, CloseMakesEveryPrefixValid) {
 TEST(ValueConverter, CloseTable) {
   const std::vector<std::pair<std::string, std::string>> table = {
       {R"({"a": "x)", R"({"a":"x"})"},
-      {R"({"a)", R"({"a":null})"},
-      {R"({"a")", R"({"a":null})"},
-      {R"({"a":)", R"({"a":null})"},
+      // A key whose value has not begun is left out (with its comma), at any depth.
+      {R"({"a)", "{}"},
+      {R"({"a")", "{}"},
+      {R"({"a":)", "{}"},
+      {R"({"a": )", "{}"},
+      {R"({"a":1, "b)", R"({"a":1})"},
+      {R"({"a":1, "b": )", R"({"a":1})"},
+      {R"({"q": "x", "filters": {"a": )", R"({"q":"x","filters":{}})"},
+      {R"({"q": "x", "filters": {"a": 1, "b)", R"({"q":"x","filters":{"a":1}})"},
+      {R"({"k\u00e9": )", "{}"},
+      {R"({"k\ud83c\udf0d)", "{}"},
+      {"{'a': 'x', 'b': ", R"({"a":"x"})"},
+      {R"({"a": ")", R"({"a":""})"},  // the value began: a string
       {"[1,", "[1]"},
       {R"({"a": tr)", R"({"a":true})"},
       {"{'a': (1, Fal", R"({"a":[1,false]})"},
@@ -148,19 +158,23 @@ TEST(ValueConverter, CloseTable) {
       {R"("a\ud83c\udf)", R"("a")"},
       {R"("a\ud83c\udf0d)", R"("a\ud83c\udf0d")"},
       {R"("a\ud83cb)", R"("a\ud83cb")"},
-      // Gemma: a partial closing <|"|> is dropped; a cut bare key gets :null.
+      // Gemma: a partial closing <|"|> is dropped; a cut bare key is left out.
       {R"({a:<|"|>x<|"|)", R"({"a":"x"})"},
       {R"({a:<|"|>x<|)", R"({"a":"x"})"},
       {R"({a:<|"|>x<)", R"({"a":"x"})"},
       {R"({a:<|")", R"({"a":""})"},
       {R"({a:<)", R"({"a":""})"},
-      {"{bra", R"({"bra":null})"},
-      {"{brand ", R"({"brand":null})"},
-      {"{brand:", R"({"brand":null})"},
+      {"{bra", "{}"},
+      {"{brand ", "{}"},
+      {"{brand:", "{}"},
       {"{brand:No", R"({"brand":null})"},
-      {"{a:1,b", R"({"a":1,"b":null})"},
+      {"{a:1,b", R"({"a":1})"},
+      {"{a:1,b:", R"({"a":1})"},
+      {"{a:1,b:{c:", R"({"a":1,"b":{}})"},
       {R"([<|"|>a<|"|>,<|"|>b)", R"(["a","b"])"},
-      {R"({<|"|>k)", R"({"k":null})"},
+      {R"({<|"|>k)", "{}"},
+      {R"({<|"|>k<|"|>:)", "{}"},
+      {R"({<|"|>k<|"|>:<|"|>v)", R"({"k":"v"})"},
       {R"(<|"|>ab)", R"("ab")"},
       {R"(<|")", R"("<|\"")"},  // at the very start, a partial quote may be raw text
   };
@@ -171,6 +185,30 @@ TEST(ValueConverter, CloseTable) {
     conv.close(out);
     EXPECT_EQ(out, expected) << input;
   }
+}
+
+// The key of the value (an argument's, handed in) waits for the value's first byte: close()
+// leaves it out when none came, finish() writes it, and a value that begins writes it first.
+TEST(ValueConverter, KeyWaitsForTheFirstByteOfItsValue) {
+  const auto converted = [](std::string_view text, bool close) {
+    value_converter conv;
+    conv.key().text() = R"(,"k":)";
+    std::string out;
+    conv.feed(text, out);
+    const std::string before = out;
+    if (close) {
+      conv.close(out);
+    } else {
+      conv.finish(out);
+    }
+    return before + " | " + out;
+  };
+  EXPECT_EQ(converted("  ", true), " | ");
+  EXPECT_EQ(converted("  ", false), R"( | ,"k":)");
+  EXPECT_EQ(converted(" \"a", true), R"(,"k":"a | ,"k":"a")");
+  EXPECT_EQ(converted(" t", true), R"(,"k": | ,"k":true)");  // a word began
+  EXPECT_EQ(converted(R"( {"x)", true), R"(,"k":{ | ,"k":{})");
+  EXPECT_EQ(converted(R"( {"x": 1})", false), R"(,"k":{"x":1} | ,"k":{"x":1})");
 }
 
 TEST(ValueConverter, RejectsWhatIsNeitherJsonNorPython) {

@@ -17,7 +17,8 @@
 //   tool-id              the call id (same unquoting); partial ids are ignored.
 //   tool-args            a whole JSON (or Python dict) arguments object, normalized by
 //                        stream::value_converter (whitespace dropped, Python → JSON).
-//   tool-arg-name        starts one argument of an object assembled by the mapper.
+//   tool-arg-name        starts one argument of an object assembled by the mapper; its key
+//                        is written with the first byte of its value (pending_key).
 //   tool-arg-value       the argument's value as JSON or a Python literal; one that holds
 //                        a tool-arg-string-value (or another value tag) defers to it.
 //   tool-arg-string-value raw text of a string argument, JSON-escaped; consecutive string
@@ -45,8 +46,9 @@ namespace chatpeg::stream {
 struct map_options {
   bool partial = false;  // the match was lenient and may be incomplete
   // With partial: end calls that are still open as if they were closed (pending quote,
-  // unfinished literal and open braces closed) so every argument string is a JSON object.
-  // Used for output cut off by max_tokens (finish_reason "length").
+  // unfinished literal and open braces closed) so every argument string is a JSON object; a
+  // string cut mid-text keeps its text, a key whose value has not begun is left out. Used for
+  // output cut off by max_tokens (finish_reason "length").
   bool close_open_calls = false;
 };
 

@@ -6,8 +6,9 @@
 // Truncated output: when the complete parse fails but the output is a valid prefix (the
 // lenient parse needs more input — e.g. generation stopped at max_tokens inside a call), the
 // error says "output ends inside <what>" at offset output.size(); with allow_truncated the
-// partial message is returned instead, its open calls closed (arguments are JSON objects),
-// and parse_detailed() reports truncated = true (finish_reason "length"). With
+// partial message is returned instead, its open calls closed (arguments are JSON objects: a
+// string cut mid-text keeps its text, a key whose value has not begun is left out), and
+// parse_detailed() reports truncated = true (finish_reason "length"). With
 // allow_truncated the cut-off reading also wins over a complete parse that reads the output
 // differently (a grammar with a content fallback reads "[f(a=1" as text), so what a
 // streaming session already sent is kept.

@@ -16,8 +16,10 @@
 //
 // Held back until decided: an incomplete UTF-8 tail; text that may be the start of a marker
 // (until-delimiters, and literals that can lie inside a reasoning/content span); a tool or
-// argument name that ends where the input ends (it may be the prefix of a longer name); a
-// call's header while the grammar can still give the call an id (the model's id is used).
+// argument name that ends where the input ends (it may be the prefix of a longer name); an
+// argument's key (with its comma) until the first byte of its value (a call cut by max_tokens
+// leaves a key without a value out); a call's header while the grammar can still give the call
+// an id (the model's id is used).
 // A prepared request without a parser streams everything as content.
 #pragma once
 

@@ -4,10 +4,11 @@
 // Prefix property: after any feed(), the output so far is a prefix of the output the
 // complete value produces. To keep it, the converter holds back what it cannot decide yet:
 // insignificant whitespace (dropped), a comma until the next element starts (so a Python
-// trailing comma can be dropped), bare words until they end (`True` → `true`, `None` →
-// `null`), and an unfinished escape sequence. Strings and numbers are copied as they arrive;
-// escapes are kept (JSON; a high-surrogate escape waits for its low half) or translated (Python
-// `\'`, `\xHH`, `\N`-less octal, `\UXXXXXXXX`).
+// trailing comma can be dropped), an object key until its value begins (pending_key), bare
+// words until they end (`True` → `true`, `None` → `null`), and an unfinished escape sequence.
+// Strings and numbers are copied as they arrive; escapes are kept (JSON; a high-surrogate
+// escape waits for its low half) or translated (Python `\'`, `\xHH`, `\N`-less octal,
+// `\UXXXXXXXX`).
 //
 // Python specifics understood: 'single' and "double" quoted strings, True/False/None, tuples
 // (→ arrays), trailing commas, `5.` / `.5` numbers, `1_000` digit separators. Not handled:
@@ -16,8 +17,8 @@
 // Gemma 4 specifics understood: <|"|> as a string quote (opening and closing; the text between
 // is raw — no escapes — and is JSON-escaped on output) and bare identifier keys inside objects
 // (`{brand:None}` → `{"brand":null}`; a key starts with a letter, `_` or `$` and continues
-// with letters, digits, `_ $ . -`). Bare keys are emitted as they arrive; a partial <|"|> at
-// the end of a feed is held back until the next byte decides it.
+// with letters, digits, `_ $ . -`). A partial <|"|> at the end of a feed is held back until
+// the next byte decides it.
 //
 // A value whose first character cannot start a JSON or Python value, or that starts with a
 // bare word that is no literal, is treated as raw text and becomes a JSON string (robustness
@@ -30,6 +31,33 @@
 #include <vector>
 
 namespace chatpeg::stream {
+
+// An object key waiting for its value — the one rule for keys in every argument syntax: a key
+// (with the comma before it, and for a tagged string argument the opening quote of its value)
+// is written together with the first byte of its value, never before. A value cut before that
+// byte (the output stopped at max_tokens) leaves the key out instead of inventing null or "";
+// a complete value that is empty writes the key all the same. Streamed text is never
+// retracted, so the key is held, not sent and taken back.
+class pending_key {
+ public:
+  std::string& text() { return text_; }  // where the key is written while it waits
+  bool held() const { return !text_.empty(); }
+  // The value begins (or ends complete): the key goes first.
+  void release(std::string& out) {
+    out += text_;
+    text_.clear();
+  }
+  // The value never began: the key is left out.
+  void drop() { text_.clear(); }
+  // The key moves here from `from` (the value is written elsewhere).
+  void take(pending_key& from) {
+    text_.swap(from.text_);
+    from.text_.clear();
+  }
+
+ private:
+  std::string text_;
+};
 
 class value_converter {
  public:
@@ -45,17 +73,24 @@ class value_converter {
   void finish(std::string& out);
 
   // The value was cut off (truncated output): appends the fewest characters that make the
-  // output one whole JSON value (closes the string, completes `tr` → `true`, a dangling key
-  // gets `:null`, `1.` gets `0`, open containers are closed). Emits nothing when no value
-  // started.
+  // output one whole JSON value (closes the string, completes `tr` → `true`, `1.` gets `0`,
+  // open containers are closed); a key whose value has not begun is left out (pending_key).
+  // Emits nothing when no value started.
   void close(std::string& out);
 
-  // Inside a double-quoted string (not inside an escape), text that is a verbatim run — plain
-  // bytes other than '"', '\\' and control bytes (valid UTF-8), and whole simple escapes —
-  // converts to itself: appends it and returns true. False (nothing done) in any other state.
-  // The caller vouches for the text (a streaming session's lean feed checked it).
+  // The key of the value (object keys inside it wait in it too): held until the value's first
+  // byte, written by finish(), dropped by close() when no value began.
+  pending_key& key() { return key_; }
+  const pending_key& key() const { return key_; }
+
+  // Inside a double-quoted string value (not a key, not inside an escape), text that is a
+  // verbatim run — plain bytes other than '"', '\\' and control bytes (valid UTF-8), and whole
+  // simple escapes — converts to itself: appends it and returns true. False (nothing done) in
+  // any other state. The caller vouches for the text (a streaming session's lean feed checked
+  // it).
   bool append_verbatim(std::string_view text, std::string& out) {
-    if (state_ != state::string || quote_ != '"' || !high_surrogate_.empty() || failed_) {
+    if (state_ != state::string || quote_ != '"' || !high_surrogate_.empty() || failed_ ||
+        key_.held()) {
       return false;
     }
     out.append(text);
@@ -96,8 +131,11 @@ class value_converter {
   bool gemma_quote_step(char c, std::string& out);  // false when c was not consumed
   void close_string(std::string& out);              // a string's closing quote was read
   void fail() { failed_ = true; }
+  // Where the next bytes go: the held key while one is being written, else out.
+  std::string& sink(std::string& out) { return key_.held() ? key_.text() : out; }
 
   std::vector<char> stack_;  // '{' or '[' (a tuple '(' is stored as '(' and closes with ']')
+  pending_key key_;          // a key (from its comma to its colon) until its value begins
   std::string word_;         // held-back bare word, or escape sequence being collected
   // A \uD800-\uDBFF escape, held until the next escape shows whether its pair is whole (a
   // value cut between the halves then closes without the lone half).
