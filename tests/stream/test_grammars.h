@@ -1,6 +1,6 @@
 // Small hand-built parsers, tagged per the chat ↔ stream tag contract, one per tool-call
-// format the mapper must handle (json_native, tag_with_json, tag_with_tagged, pythonic,
-// arguments before the name, reasoning + content + calls). They stand in for chat::prepare
+// format the mapper must handle (json_native, tag_with_json, tag_with_tagged, pythonic, Gemma 4
+// style, arguments before the name, reasoning + content + calls). They stand in for chat::prepare
 // output so the stream module is tested on its own.
 #pragma once
 
@@ -103,6 +103,37 @@ inline parser pythonic(builder& b) {
                                    << b.tag(tag::tool_close, b.literal(")")));
   auto calls = b.literal("[") << call << b.zero_or_more(b.literal(",") << call) << b.literal("]");
   return (calls | b.content(b.rest())) + b.end();
+}
+
+// Gemma 4 values: strings between <|"|> quotes (raw text), numbers, literals, lists, dicts with
+// bare keys.
+inline parser gemma_value(builder& b) {
+  auto v = b.ref("gemma-value");
+  auto str = b.literal("<|\"|>") + b.until("<|\"|>") + b.literal("<|\"|>");
+  auto list = b.literal("[") << b.optional(v << b.zero_or_more(b.literal(",") << v))
+                             << b.literal("]");
+  auto member = b.chars("[a-zA-Z_]", 1, peg::unbounded) << b.literal(":") << v;
+  auto dict = b.literal("{") << b.optional(member << b.zero_or_more(b.literal(",") << member))
+                             << b.literal("}");
+  return b.rule("gemma-value", str | b.json_number() | b.literal("true") | b.literal("false") |
+                                   b.literal("null") | list | dict);
+}
+
+// Gemma 4 style with markers of its own: [call]get_weather{city:<|"|>Paris<|"|>,days:3}[/call].
+// A top-level string is the raw text between the quotes (tool-arg-string-value); any other
+// value is a Gemma value the mapper converts.
+inline parser gemma_style(builder& b) {
+  auto quote = b.literal("<|\"|>");
+  auto value = (quote + b.tag(tag::tool_arg_string_value, b.until("<|\"|>")) + quote) |
+               b.tag(tag::tool_arg_value, gemma_value(b));
+  auto arg = b.tag(tag::tool_arg_name, b.chars("[a-zA-Z_]", 1, peg::unbounded))
+             << b.literal(":") << value;
+  auto call =
+      b.tag(tag::tool, b.tag(tag::tool_open, b.literal("[call]")) +
+                               b.atomic(b.tag(tag::tool_name, names(b)) + b.literal("{"))
+                           << b.optional(arg << b.zero_or_more(b.literal(",") << arg))
+                           << b.literal("}") << b.tag(tag::tool_close, b.literal("[/call]")));
+  return b.content(b.until("[call]")) + b.zero_or_more(call + b.space()) + b.end();
 }
 
 // Arguments before the name: <call><args>{json}</args><name>f</name></call> or
