@@ -8,7 +8,8 @@
 // trigger on; under required, outputs that are calls (reasoning before them allowed, no
 // content: the required grammar admits no free text before the first call); named, outputs
 // whose calls all call that function. Templates without round-trip cases are swept with a
-// plain request. Prints the counts and asserts that nothing is refused or rejected.
+// plain request, and every template with a response_format schema (reasoning on and off).
+// Prints the counts and asserts that nothing is refused or rejected.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -203,6 +204,24 @@ TEST(ConformanceGrammarSweep, EveryGrammarLoadsAndAcceptsItsOutputs) {
         if (set == tool_set::typed && choice == named("ping")) continue;
         sweep.run(*tmpl, with_choice(body, choice, set), stem + " " + json::dump(choice), nullptr);
       }
+    }
+  }
+  // response_format: every template, reasoning on and off.
+  for (const auto& e : std::filesystem::directory_iterator(shared / "templates")) {
+    if (e.path().extension() != ".jinja") continue;
+    const std::string stem = e.path().stem().string();
+    std::string error;
+    auto tmpl = testing::corpus_template(shared, stem + ".jinja",
+                                         testing::special_tokens_for(shared, stem), &error);
+    if (!tmpl) continue;  // reported above
+    const json::value typed = *json::parse(typed_tool);
+    for (const bool thinking : {false, true}) {
+      json::value body = *json::parse(R"({"messages": [{"role": "user", "content": "Plan."}]})");
+      body["response_format"] = {
+          {"type", "json_schema"},
+          {"json_schema", {{"name", "trip"}, {"schema", typed["function"]["parameters"]}}}};
+      body["chat_template_kwargs"] = {{"enable_thinking", thinking}};
+      sweep.run(*tmpl, body, stem + " response_format" + (thinking ? " thinking" : ""), nullptr);
     }
   }
   for (const auto& [reason, r] : c.refusals) {
