@@ -1,6 +1,7 @@
 // `chatpeg grammar`: grammar-related modes. `--check G.gbnf [--input FILE]` reads a GBNF
-// grammar (syntax errors with line:column) and, with --input, says whether the grammar
-// accepts the whole file (exit 0) or where it stopped (exit 1). The request mode
+// grammar (syntax errors, and what llama.cpp's loader would refuse, with the rule and
+// line:column) and, with --input, says whether the grammar accepts the whole file (exit 0) or
+// where it stopped (exit 1). The request mode
 // (`--template T --request R`, the GBNF for a chat request) is another mode of the same
 // subcommand; run_grammar() dispatches on the options given.
 #include <iostream>
@@ -96,7 +97,7 @@ void register_grammar(CLI::App& app) {
   auto args = std::make_shared<grammar_args>();
   CLI::App* sub = app.add_subcommand(
       "grammar", "GBNF grammars: of a chat request, or check a grammar and an input");
-  sub->add_option("--check", args->check, "GBNF grammar file to read and check");
+  sub->add_option("--check", args->check, "GBNF grammar file to check (syntax and llama.cpp's loader rules)");
   sub->add_option("--input", args->input,
                   "with --check: file whose whole text the grammar must accept");
   add_template_options(sub, args->tmpl, {.with_analysis = true, .required = false});
