@@ -156,6 +156,7 @@ step matcher::state::dispatch(node_id id, std::uint32_t pos) {
 step matcher::state::match_literal(node_id id, const nodes::literal& l, std::uint32_t pos) {
   const std::size_t len = l.text.size();
   const std::size_t rem = size - pos;
+  scanned += std::min(len, rem);
   if (rem >= len) {
     touch(static_cast<std::uint32_t>(pos + len));
     if (std::memcmp(data + pos, l.text.data(), len) == 0) {
@@ -408,6 +409,8 @@ void matcher::finish_match(state& st, state& rerun, node_id start_node, std::str
                            match_flags flags, match_result& out) {
   st.skip_alternatives = true;
   step r = st.run(start_node, 0);
+  out.scanned_bytes = st.scanned;
+  out.node_visits = st.steps;
   if (st.aborted != abort_reason::none) {
     out.error = st.limit_error();
     return;

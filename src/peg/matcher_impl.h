@@ -87,6 +87,7 @@ struct matcher::state {
   abort_reason aborted = abort_reason::none;
   std::uint32_t abort_pos = 0;
   std::uint32_t examined = 0;
+  std::uint64_t scanned = 0;  // input bytes the scans read (match_result::scanned_bytes)
 
   std::vector<ast_node> ast;
   std::uint32_t parent = no_ast;
@@ -144,6 +145,7 @@ struct matcher::state {
     aborted = abort_reason::none;
     abort_pos = 0;
     examined = 0;
+    scanned = 0;
     ast.clear();
     parent = no_ast;
     pending.clear();
@@ -155,6 +157,10 @@ struct matcher::state {
 
   void touch(std::uint32_t x) {
     if (x > examined) examined = x;
+  }
+  // A scan read input[from, to).
+  void scanned_span(std::uint32_t from, std::uint32_t to) {
+    if (to > from) scanned += to - from;
   }
 
   void record_fail(std::uint32_t pos, node_id id) {

@@ -53,6 +53,7 @@ bool small_first_set(const std::vector<std::string>& ds, base::byte_stops& first
 step matcher::state::match_space(std::uint32_t pos) {
   std::uint32_t p = pos;
   while (p < size && is_space_byte(static_cast<unsigned char>(data[p]))) ++p;
+  scanned_span(pos, p < size ? p + 1 : size);
   if (p == size) {
     touch(size + 1);
     if (lenient) return {match_status::need_more_input, size};
@@ -253,6 +254,13 @@ step matcher::state::scan_escaped_text(const loop_plan& plan, std::uint32_t from
   const bool swar = plan_swar[index] != 0;
   const base::stop_scanner scanner(plan_stops[index]);
   std::uint32_t p = from;
+  // Counts what the scan read, up to where it stopped (or the end of input), on every return.
+  struct count_scan {
+    state& st;
+    std::uint32_t from;
+    const std::uint32_t& at;
+    ~count_scan() { st.scanned_span(from, at < st.size ? at + 1 : st.size); }
+  } counted{*this, from, p};
   // The loop ends (success at p) where neither alternative matches; need_more_input where the
   // node-by-node match would have reached the end of input inside an alternative (lenient).
   // Bytes >= 0x80 are plain in the table (see loop_plans.cpp): UTF-8 needs no decoding here.
@@ -331,6 +339,7 @@ step matcher::state::match_any(node_id id, std::uint32_t pos) {
     return fail();
   }
   const auto d = base::decode_utf8(input, pos);
+  scanned_span(pos, std::min<std::uint32_t>(pos + std::max<std::uint32_t>(d.length, 1), size));
   if (d.status == base::utf8_status::incomplete) {
     touch(size + 1);
     if (lenient) return {match_status::need_more_input, size};
@@ -356,6 +365,7 @@ step matcher::state::match_class(node_id id, const nodes::char_class& c, std::ui
     p = e.end;  // [pos, p) is known to be in the class, p on a code point boundary
     count = e.count;
   }
+  const std::uint32_t scan_from = p;
   while (count < c.max) {
     // ASCII fast path: a tight loop over bytes in the bitmap (one byte = one code point).
     const std::uint32_t room = c.max - count;
@@ -386,6 +396,7 @@ step matcher::state::match_class(node_id id, const nodes::char_class& c, std::ui
     p += d.length;
     ++count;
   }
+  scanned_span(scan_from, p < size ? p + 1 : size);
   if (at_eof || cut) {
     touch(size + 1);
     const std::uint32_t safe_end = cut ? cut_from : p;
@@ -422,16 +433,21 @@ step matcher::state::match_until(node_id id, const nodes::until& u, std::uint32_
     if (e.kind == memo_kind::result) return replay(e);
     from = e.end;
   }
+  // A delimiter found at q: the scan read [from, q + its length).
+  const auto hit = [&](std::uint32_t q, std::size_t len) {
+    scanned_span(from, static_cast<std::uint32_t>(q + len));
+    return until_found(id, u, pos, found, q, len);
+  };
   if (!ds.empty()) {
     if (ds.size() == 1 || u.first_bytes.count() == 1) {
       const auto first = static_cast<unsigned char>(ds[0].empty() ? 0 : ds[0][0]);
       std::uint32_t p = from;
       while (p < size) {
-        const void* hit = std::memchr(data + p, first, size - p);
-        if (!hit) break;
-        const auto q = static_cast<std::uint32_t>(static_cast<const char*>(hit) - data);
+        const void* at = std::memchr(data + p, first, size - p);
+        if (!at) break;
+        const auto q = static_cast<std::uint32_t>(static_cast<const char*>(at) - data);
         for (const auto& d : ds) {
-          if (delimiter_at(d, q)) return until_found(id, u, pos, found, q, d.size());
+          if (delimiter_at(d, q)) return hit(q, d.size());
         }
         p = q + 1;
       }
@@ -442,17 +458,18 @@ step matcher::state::match_until(node_id id, const nodes::until& u, std::uint32_
       for (std::size_t q = scanner.find(text, from); q < size; q = scanner.find(text, q + 1)) {
         const auto at = static_cast<std::uint32_t>(q);
         for (const auto& d : ds) {
-          if (delimiter_at(d, at)) return until_found(id, u, pos, found, at, d.size());
+          if (delimiter_at(d, at)) return hit(at, d.size());
         }
       }
     } else {
       for (std::uint32_t q = from; q < size; ++q) {
         if (!u.first_bytes[static_cast<unsigned char>(data[q])]) continue;
         for (const auto& d : ds) {
-          if (delimiter_at(d, q)) return until_found(id, u, pos, found, q, d.size());
+          if (delimiter_at(d, q)) return hit(q, d.size());
         }
       }
     }
+    scanned_span(from, size);
   }
   touch(size + 1);
   std::size_t longest = 0;
@@ -472,10 +489,13 @@ step matcher::state::match_until(node_id id, const nodes::until& u, std::uint32_
     }
   }
   if (!lenient) return {match_status::success, size};
-  // The input may end with the beginning of a delimiter: stop before it.
-  const std::uint32_t tail = longest > 1 && size - pos > longest - 1
+  // The input may end with the beginning of a delimiter (one of two bytes or more, in its
+  // last longest - 1 bytes): stop before it.
+  const std::uint32_t tail = longest < 2 ? size
+                             : size - pos > longest - 1
                                  ? static_cast<std::uint32_t>(size - (longest - 1))
                                  : pos;
+  scanned_span(tail, size);
   for (std::uint32_t q = tail; q < size; ++q) {
     if (!u.first_bytes[static_cast<unsigned char>(data[q])]) continue;
     for (const auto& d : ds) {

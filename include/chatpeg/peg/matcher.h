@@ -96,6 +96,11 @@ struct match_result {
   std::size_t end = 0;
   peg::ast ast;
   base::error error;  // meaningful when status == fail: offset, what was expected
+  // The work of this call, counted (not timed) so that tests can assert it grows linearly:
+  // input bytes read by the scans (literals, classes, until, JSON-string loops, any, space) and
+  // node visits. A match_growing call that reuses its caches counts only what it redid.
+  std::uint64_t scanned_bytes = 0;
+  std::uint64_t node_visits = 0;
 
   bool ok() const { return status == match_status::success; }
 };
