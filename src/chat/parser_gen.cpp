@@ -142,7 +142,9 @@ peg::parser reasoning_block(gen_context& c, peg::parser calls,
     case prefix_state::none:
       break;
   }
-  if (rs.start.empty()) return b.optional(wrap(text + close));
+  // Only an end marker: the block opens with the output. One that never closes is reasoning
+  // to the end, as it was streamed (content would take back what was sent).
+  if (rs.start.empty()) return b.optional(wrap(text + (close | b.end())));
   auto closed = wrap(c.ws() + open + text + close);
   if (c.for_gbnf) return b.optional(closed);
   // The model opened the block itself and never closed it. Read as the stream reads it while

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "chatpeg/base/file.h"
+#include "chatpeg/chat/parser_gen.h"
 #include "chatpeg/chat/template.h"
 #include "chatpeg/stream/parse.h"
 #include "chatpeg/stream/session.h"
@@ -163,6 +164,39 @@ TEST(UnclosedReasoning, CallTextIsHeldBackWhileACallIsPossibleAndReleasedAfter) 
   ASSERT_TRUE(t.feed("\"arguments\": {}}</tool_call> x</think>\nOK").has_value());
   EXPECT_EQ(t.current().reasoning_content.value_or(""),
             "plan <tool_call>\n{\"name\": \"search\", \"arguments\": {}}</tool_call> x");
+}
+
+// A block with only an end marker opens with the output (the prompt said "reasoning steps:").
+// A model that never writes the end marker has streamed reasoning all along: the final message
+// keeps it as reasoning (it was an internal error: the final parse read it as content).
+TEST(UnclosedReasoning, BlockWithOnlyAnEndMarkerThatNeverCloses) {
+  chat::analysis a;
+  a.reasoning.mode = chat::reasoning_mode::tag_based;
+  a.reasoning.end = "[ZQ FINAL]";
+  auto req = chat::request::from_json(
+      *json::parse(R"({"messages":[{"role":"user","content":"hi"}],"reasoning_format":"auto"})"));
+  ASSERT_TRUE(req.has_value());
+  auto p = chat::generate(a, *req, {.parse_prefix = "Steps:\n"});
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  struct row {
+    std::string output, reasoning, content;
+  };
+  for (const row& r : {row{"think a < b [ZQ", "Steps:\nthink a < b [ZQ", ""},
+                       row{"think\n[ZQ FINAL]\nAnswer", "Steps:\nthink\n", "Answer"}}) {
+    for (const std::size_t chunk : {std::size_t{1}, std::size_t{3}, std::size_t{0}}) {
+      SCOPED_TRACE(r.output + " / " + std::to_string(chunk));
+      session s(*p);
+      std::size_t at = 0;
+      for (const std::size_t n : fixed_chunks(r.output.size(), chunk)) {
+        ASSERT_TRUE(s.feed(std::string_view(r.output).substr(at, n)).has_value());
+        at += n;
+      }
+      auto f = s.finish();
+      ASSERT_TRUE(f.has_value()) << f.error().to_string();
+      EXPECT_EQ(f->message.reasoning_content.value_or(""), r.reasoning);
+      EXPECT_EQ(f->message.content.value_or(""), r.content);
+    }
+  }
 }
 
 }  // namespace
