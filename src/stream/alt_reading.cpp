@@ -197,6 +197,8 @@ void ambiguity::clear() {
   text_mark_ = 0;
   checked_size_ = 0;
   longest_ = 0;
+  scanned_bytes_ = 0;
+  node_visits_ = 0;
 }
 
 // Whether the continuation matches leniently from the start of `from`, each node from where
@@ -207,6 +209,8 @@ bool ambiguity::viable(const alt_reading& a, const peg::grammar& g, std::string_
   std::size_t pos = 0;
   for (const peg::node_id n : a.continuation) {
     auto r = matcher_->match_from(n, from.substr(pos), peg::match_flags::lenient);
+    scanned_bytes_ += r.scanned_bytes;
+    node_visits_ += r.node_visits;
     if (r.status == peg::match_status::fail) {
       return r.error.code == base::errc::limit_exceeded;  // undecided: keep holding
     }

@@ -78,6 +78,9 @@ class ambiguity {
               std::string_view input, std::size_t content_size, std::size_t reasoning_size);
   void clear();
   std::size_t checks() const { return checks_; }
+  // The matcher work of the continuation checks since clear() (peg::match_result's counters).
+  std::uint64_t scanned_bytes() const { return scanned_bytes_; }
+  std::uint64_t node_visits() const { return node_visits_; }
   // As of the last update(): a stop cut by the end of the open text node (and of the input)
   // is held back (the node has later readings, none of their stops occurred yet).
   bool holds_stop_prefixes() const {
@@ -98,6 +101,8 @@ class ambiguity {
   std::size_t checked_size_ = 0;  // input size at the last continuation check
   std::size_t longest_ = 0;       // the longest stop of readings_
   std::size_t checks_ = 0;
+  std::uint64_t scanned_bytes_ = 0;
+  std::uint64_t node_visits_ = 0;
   std::optional<peg::matcher> matcher_;
 };
 

@@ -50,6 +50,8 @@ void session::state::reset() {
   fast_feeds = 0;
   matched_feeds = 0;
   deferred_feeds = 0;
+  scanned_bytes = 0;
+  node_visits = 0;
   matched_nodes = 0;
   matched_size = 0;
   delta_count = 0;
@@ -324,8 +326,8 @@ base::status session::state::feed(std::string_view chunk,
   const bool warm = pending >= kWarmBytes &&
                     (ast_nodes < kAmortizeFromNodes || pending * kAmortizeRatio >= ast_nodes);
   std::size_t lookback = 0;
-  if (!warm && fold_valid && span.stop && before < now.size() && last.end <= before &&
-      span.lookback <= last.end &&
+  if (!options.general_path_only && !warm && fold_valid && span.stop && before < now.size() &&
+      last.end <= before && span.lookback <= last.end &&
       extends_span(now.substr(last.end - span.lookback), span.lookback, held_after, lookback,
                    kind)) {
     const std::size_t from = last.end, to = now.size() - held_after;
@@ -360,6 +362,8 @@ base::status session::state::feed(std::string_view chunk,
 
   peg::match_result r = match_growing();
   matched_nodes += r.ast.nodes().size();
+  scanned_bytes += r.scanned_bytes;
+  node_visits += r.node_visits;
   if (r.status == peg::match_status::fail) return match_error(std::move(r.error));
 
   bool full_check = false;
@@ -622,6 +626,8 @@ session_stats session::stats() const {
   out.feeds = st.fast_feeds + st.matched_feeds + st.deferred_feeds;
   out.matched_feeds = st.matched_feeds;
   out.matched_ast_nodes = st.matched_nodes;
+  out.scanned_bytes = st.scanned_bytes + st.ambiguous.scanned_bytes();
+  out.node_visits = st.node_visits + st.ambiguous.node_visits();
   out.finish_folded = st.finish_folded;
   out.deltas = st.delta_count;
   out.ast_nodes = st.last.ast.nodes().size();

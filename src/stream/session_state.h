@@ -95,9 +95,11 @@ struct session::state {
   std::size_t plain_consumed = 0;         // no parser: output bytes sent as content
   std::size_t fast_feeds = 0;             // feeds folded by the fast path
   std::size_t matched_feeds = 0;
-  std::size_t deferred_feeds = 0;  // feeds whose matching waits for more bytes (amortized)
-  std::size_t matched_nodes = 0;   // AST nodes handed over by all matched feeds
-  std::size_t matched_size = 0;    // matcher input size at the last match
+  std::size_t deferred_feeds = 0;   // feeds whose matching waits for more bytes (amortized)
+  std::uint64_t scanned_bytes = 0;  // matcher work of the matched feeds (session_stats)
+  std::uint64_t node_visits = 0;
+  std::size_t matched_nodes = 0;  // AST nodes handed over by all matched feeds
+  std::size_t matched_size = 0;   // matcher input size at the last match
   std::size_t delta_count = 0;
   std::vector<delta> recycled;  // argument-fragment deltas handed back by feed_into's caller
 

@@ -95,6 +95,10 @@ struct session_options {
   // ordinary tokens are text. Markers not listed here, and bytes of chunks fed without ids,
   // follow the text rule (any occurrence is the marker).
   std::vector<std::pair<std::string, std::int32_t>> special_tokens;
+  // Every feed runs the matcher and the fold (the general path); the faster paths for bytes
+  // that only extend an open text span are off. Deltas and the message are the same: for
+  // tests that measure the general mechanism by itself.
+  bool general_path_only = false;
 };
 
 struct finish_options {
@@ -121,6 +125,12 @@ struct session_stats {
   // amortized (a large AST is matched again only after nodes / 4 more bytes), so this stays
   // within a small multiple of the output size.
   std::size_t matched_ast_nodes = 0;
+  // The matcher's work over all feeds (not finish), counted, not timed: input bytes its scans
+  // read and nodes it visited (peg::match_result), the continuation checks of ambiguous text
+  // included. Linear in the output for every grammar: a feed costs its new bytes and a
+  // bounded look-behind, not a rescan.
+  std::uint64_t scanned_bytes = 0;
+  std::uint64_t node_visits = 0;
   // finish() completed the streamed fold with the complete match (only what changed was
   // folded) instead of mapping the whole output again; the message is the same either way.
   bool finish_folded = false;
