@@ -136,7 +136,6 @@ open_span_finder::body_info open_span_finder::classify(peg::node_id id) {
     return static_cast<std::uint32_t>(tables_.size() - 1);
   };
   if (const auto* u = std::get_if<peg::nodes::until>(&n)) {
-    if (u->delimiters.empty()) return out;
     out.k = body_info::kind::until;
     out.scan = u;
     out.table = table_of_until(*u);
@@ -146,7 +145,7 @@ open_span_finder::body_info open_span_finder::classify(peg::node_id id) {
     if (s->children.empty()) return out;
     const peg::node_id last = unwrap(s->children.back());
     const auto* u = last < g_->size() ? std::get_if<peg::nodes::until>(&g_->at(last)) : nullptr;
-    if (!u || u->delimiters.empty()) return out;
+    if (!u) return out;
     std::uint32_t skip = 0;
     for (std::size_t i = 0; i + 1 < s->children.size(); ++i) {
       skip = add_sat(skip, max_length(s->children[i], 0));
