@@ -1,6 +1,6 @@
-// Streaming cost of peg::matcher::match_growing (DESIGN.md §7, issue #5): a response fed in
-// 4-byte chunks, matched leniently after every chunk and with `complete` at the end, against
-// one match() of the finished text. Four shapes, each at 1/4/16/64 KB:
+// Streaming cost of peg::matcher::match_growing: a response fed in 4-byte chunks, matched
+// leniently after every chunk and with `complete` at the end, against one match() of the
+// finished text. Four shapes, each at 1/4/16/64 KB:
 //   qwen3_json    <tool_call>\n{"name":"write","arguments":{"content":"…"}}\n</tool_call>
 //                 (schema-typed arguments, the content a JSON string with escapes)
 //   qwen3_coder   <tool_call>\n<function=write>\n<parameter=content>\n…\n</parameter>\n…
@@ -8,62 +8,16 @@
 //   reasoning     <think>\n…\n</think>\n\n then a short answer
 // Counters (minimum over the benchmark's iterations, robust on a shared machine): stream_ms
 // (all feeds, thread CPU time), parse_ms (one match of the finished text), stream_x_parse
-// (their ratio; goal ≤ 3), feeds, first64_ns / last64_ns (average cost of the first and last 64
-// feeds) and last_x_first (goal ≤ 2: a feed does not get slower as the response grows).
+// (their ratio), feeds, feed_ns (budget for BM_session_*: ≤ 40 ns per feed), first64_ns /
+// last64_ns (average cost of the first and last 64 feeds) and last_x_first (budget ≤ 2: a feed
+// does not get slower as the response grows).
 // BM_session_* run the same outputs through stream::session (chat::prepare of a small
 // Qwen3-like template with a `write` tool): matching plus folding and delta diffing.
 // Baseline: BM_rematch_* re-matches the whole prefix after every chunk, which is what the
-// reference does (1.4 s Qwen3 JSON, 4.9–5.1 s Qwen3-Coder, 2.8 s content only at 64 KB).
-// Measured (Release, shared 2-core machine, 64 KB; stream_ms / parse_ms, this timing): Qwen3
-// JSON 4.3 / 0.23, Qwen3-Coder 3.2 / 0.15, content 1.5 / 0.056, reasoning 1.9 / 0.057 (13–33×
-// one parse); the same run of the code before (a9b30be): 12.1 / 6.3 / 1.8 / 1.7 ms. In
-// instructions (callgrind, feeds + finish vs one parse): JSON 22× → 13×, Coder 23× → 18×,
-// content 23× → 22×, reasoning 23× → 24×. What remains is per-feed constant work (three
-// appends and a delta, ~900 instructions per 4-byte feed) against ~11 instructions per byte
-// for the one-shot parse. (Earlier numbers, 8.3 / 4.8 / 2.6 / 2.6 ms, also timed every feed
-// with two clock reads of ~70 ns each.)
-// Session 5 (feed_view with the lean feed, src/stream/lean_feed.h; BM_session_* now call
-// feed_view). 64 KB, stream_ms / parse_ms / stream_x_parse / last_x_first, CPU time on a
-// loaded 2-core machine (±30% between runs): Qwen3 JSON 0.92–1.35 / 0.092–0.108 / 10–12.5× /
-// 0.57, Qwen3-Coder 0.76–1.03 / 0.073–0.080 / 9.5–12.9× / 0.8–0.94, content 0.43–0.58 /
-// 0.030 / 14–18.6× / 0.30, reasoning 0.49–0.53 / 0.029–0.032 / 16.7–16.9× / 1.7 (reference:
-// 1.4 s, 4.9–5.1 s, 2.8 s; before this session's change: 4.3 / 4.7 / 1.5 / 1.7 ms). Growth
-// 1/4/16/64 KB, stream_ms: JSON 0.057 / 0.11 / 0.33 / 1.35, Coder 0.038 / 0.068 / 0.26 / 1.03,
-// content 0.023 / 0.041 / 0.10 / 0.58, reasoning 0.025 / 0.040 / 0.12 / 0.53; last_x_first ≤ 2
-// everywhere but reasoning at 1 KB (2.15: its last feeds close the block and read the answer).
-// Instructions (callgrind, all feeds + finish vs one stream::parse, which itself fell 2–4×
-// this session from the parse-speed work): JSON 48.1 M → 11.5 M (13× → 12.5×), Coder 32.5 M →
-// 7.4 M (18× → 7.7×), content 16.1 M → 4.2 M (22× → 10.5×), reasoning 17.8 M → 4.9 M (24× →
-// 11.6×); per 4-byte feed on average 667 / 403 / 236 / 276 instructions (was 2766 / 1886 /
-// 943 / 1046). A lean feed is ~70 instructions plus ~200 when a byte needs a closer look (a
-// '<', UTF-8); the rest: the matcher's warm-up match every 2 KB (for JSON it matches the whole
-// string again: ~6.5 M of the 11.5 M, see /work/notes/findings.md), the catch-up pass, the
-// usual path for chunks holding a whole marker or an escape it does not copy, and finish's
-// parse (~0.9× one parse). The 3× goal is not met.
-// Then the matcher resumes JSON-string loop plans in growing mode (3af74d5): JSON's warm-ups
-// 6.46 M → 1.06 M instructions. Same 64 KB run after it (machine loaded by a CI run): JSON
-// 0.53 / 0.083 / 6.4× / 0.50, Coder 0.73 / 0.069 / 10.6× / 0.92, content 0.41 / 0.027 / 15× /
-// 0.43, reasoning 0.45 / 0.028 / 16× / 1.5; at 16 KB Coder last_x_first is 2.1.
-// Session 6 (idle 2-core machine; the session-5 code measured the same way at the start:
-// JSON 0.333 / 0.055 / 6.1×, Coder 0.370 / 0.042 / 8.7×, content 0.249 / 0.016 / 15.5×,
-// reasoning 0.281 / 0.016 / 17.2×). The plain case of feed_view is inline (lean_lane.h) and
-// holds what the lean feed would (a marker's first byte, a cut escape, cut UTF-8); check bytes
-// are decided by a first-pair filter and an Aho-Corasick automaton; finish() completes the fold
-// instead of mapping the output again (fold::complete; 32 → 2 µs for JSON); the catch-up hands
-// string arguments to the fold as the lean feeds returned them (fold::append_verbatim: no
-// second conversion or escaping); what was sent is kept as sizes into the fold's text (one copy
-// of the text, not two); the matcher keeps 128 bytes of the previous input, not a copy of it.
-// 64 KB, stream_ms / parse_ms / stream_x_parse / last_x_first: JSON 0.175 / 0.057 / 3.06× /
-// 0.48, Coder 0.196 / 0.042 / 4.7× / 0.87, content 0.142 / 0.016 / 8.9× / 0.29, reasoning
-// 0.171 / 0.018 / 9.6× / 1.08. Growth 1/4/16/64 KB, stream_ms: JSON 0.023 / 0.031 / 0.060 /
-// 0.175, Coder 0.019 / 0.027 / 0.062 / 0.196, content 0.013 / 0.018 / 0.041 / 0.142,
-// reasoning 0.015 / 0.021 / 0.047 / 0.171; last_x_first ≤ 1.3 except Coder at 16 KB (2.10: its
-// last 64 feeds hold the closing markup, each a matched feed, and the delimiter's rescan of up
-// to one 4 KB warm-up interval). What the 3× goal runs into: a fresh session per stream
-// touches its buffers' pages anew (a page fault costs ~1 µs here; 32 per 64 KB content stream,
-// 49 for JSON; a reused session has none), and the one parse of content is 0.25 ns a byte,
-// so 16,384 feeds have 3 ns each for everything — a lean feed alone is ~2.5 ns, and
-// BM_feed_floor (a minimal out-of-line feed: classify, append, one view) is 3.6× one parse.
+// reference does (1.4 s Qwen3 JSON, 4.9–5.1 s Qwen3-Coder, 2.8 s content only at 64 KB), and
+// BM_feed_floor is a minimal out-of-line feed (classify 4 bytes, append, return one view): the
+// floor of a call-per-chunk API. The corpus-wide sweep is bench/stream_corpus_bench.cpp.
+// Measurements and their history: docs/perf.md.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>

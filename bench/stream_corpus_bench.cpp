@@ -169,6 +169,7 @@ void BM_session_corpus_sweep(benchmark::State& state) {
     for (std::size_t i = 0; i < pairs.size(); ++i) run_once(pairs[i], results[i]);
   }
   double worst_feed = 0, worst_ratio = 0, parse_of_worst = 0;
+  int over_budget = 0;
   std::vector<std::size_t> order(pairs.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(),
@@ -180,6 +181,7 @@ void BM_session_corpus_sweep(benchmark::State& state) {
       parse_of_worst = r.parse_feed_ns;
     }
     worst_ratio = std::max(worst_ratio, r.last_ns / r.first_ns);
+    if (r.feed_ns > 100 || r.last_ns > 2 * r.first_ns) ++over_budget;
   }
   std::fprintf(stderr, "%-60s %9s %9s %9s %9s\n", "slowest pairs (64 KB, 4-byte feeds)", "feed_ns",
                "first64", "last64", "parse/fd");
@@ -189,6 +191,7 @@ void BM_session_corpus_sweep(benchmark::State& state) {
                  r.first_ns, r.last_ns, r.parse_feed_ns);
   }
   state.counters["pairs"] = static_cast<double>(pairs.size());
+  state.counters["over_budget"] = over_budget;
   state.counters["worst_feed_ns"] = worst_feed;
   state.counters["worst_last_x_first"] = worst_ratio;
   state.counters["parse_feed_ns"] = parse_of_worst;
