@@ -38,7 +38,7 @@
 #include "chatpeg/json/json.h"
 #include "chatpeg/peg/builder.h"
 #include "chatpeg/peg/matcher.h"
-#include "chatpeg/stream/lean_lane.h"
+#include "chatpeg/stream/detail/lean_lane.h"
 #include "chatpeg/stream/parse.h"
 #include "chatpeg/stream/session.h"
 

@@ -1,6 +1,6 @@
 // Fuzz target stream_session: a real chat parser (chat::prepare on a bundled template and
 // request) × a model output fed to stream::session in fuzzer-chosen chunks, asserting the
-// streaming invariants of DESIGN.md §7 inside the target.
+// streaming invariants of stream/session.h inside the target.
 // Layout: byte 0 selects the configuration (template × request, see configs below) and, in
 // bit 7, finish(hit_token_limit); byte 1 = k (mod 8), then k chunk-size bytes (each 1..64,
 // cycled), then the output.

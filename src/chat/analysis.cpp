@@ -1,4 +1,4 @@
-// Template analysis pipeline (DESIGN.md §5): capabilities by probing, then the dedicated
+// Template analysis pipeline: capabilities by probing, then the dedicated
 // format table (first matching row wins) or the three differential stages, then the fix-up
 // table, then the preserved tokens (every non-empty marker). Runs once per template.
 #include <algorithm>

@@ -1,6 +1,6 @@
 // Declarations of the dedicated parser builders that live in their own files
 // (dedicated_<format>.cpp); dedicated_parsers.cpp keys them by analysis.handler. Each builder
-// emits only the tags of the DESIGN.md §6 contract, so stream::mapper needs no per-model code.
+// emits only the tags of the contract in peg/tags.h, so stream::mapper needs no per-model code.
 #pragma once
 
 #include "parser_gen_internal.h"

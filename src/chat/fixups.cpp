@@ -1,7 +1,7 @@
 // Fix-ups: targeted edits of an analysis for known templates whose markers diffing cannot see
-// (DESIGN.md §5 step 3). One table row per fix-up: a predicate on the template source (and
-// the analysis so far) and an edit. Applied rows are listed in analysis.fixups. Each row has a
-// fixture in tests/chat/fixups_test.cpp.
+// (the step after differential analysis). One table row per fix-up: a predicate on the template
+// source (and the analysis so far) and an edit. Applied rows are listed in analysis.fixups. Each
+// row has a fixture in tests/chat/fixups_test.cpp.
 #include "chat/analysis_detail.h"
 
 namespace chatpeg::chat::detail {

@@ -1,6 +1,6 @@
-// chat::message → OpenAI JSON (CLI.md): absent fields are omitted, content is null when a
-// message has tool calls but no content, and each call carries its id (when known), type and
-// function {name, arguments}. The stream mapper and the CLI print messages through this.
+// chat::message → OpenAI JSON (README.md, "The command"): absent fields are omitted, content is
+// null when a message has tool calls but no content, and each call carries its id (when known),
+// type and function {name, arguments}. The stream mapper and the CLI print messages through this.
 #include "chatpeg/chat/message.h"
 
 namespace chatpeg::chat {

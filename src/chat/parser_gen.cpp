@@ -260,7 +260,7 @@ gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::st
 }
 
 // The opening of a call up to its function name followed by a name that is none of the
-// tools' (issue #5: an unknown tool is an explicit error, not content). Only for formats whose
+// tools' (an unknown tool is an explicit error, not content). Only for formats whose
 // opening up to the name is distinctive: JSON calls with the name key first, or a non-empty
 // name prefix; a bare marker mention ("a <tool_call> tag") still reads as content.
 static peg::parser unknown_call(gen_context& c, const tool_syntax& ts) {

@@ -1,6 +1,6 @@
-// Exit-code bookkeeping and the one-line error format of the CLI contract (CLI.md):
-// "chatpeg: <what> (<where>)" on stderr, exit 1 when the input was understood but failed,
-// exit 2 for usage errors (bad flags, unreadable files).
+// Exit-code bookkeeping and the one-line error format of the CLI contract (README.md, "The
+// command"): "chatpeg: <what> (<where>)" on stderr, exit 1 when the input was understood but
+// failed, exit 2 for usage errors (bad flags, unreadable files).
 #include "cli/commands.h"
 
 #include <iostream>

@@ -1,6 +1,6 @@
 // `chatpeg grammar --template T --request R [--json]`: the GBNF that constrains decoding
 // for a request; with --json also laziness, triggers, preserved tokens, stops and the
-// generation prompt (CLI.md).
+// generation prompt (README.md, "The command").
 #include <iostream>
 
 #include "cli/commands.h"

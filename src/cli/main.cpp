@@ -1,5 +1,5 @@
-// Entry point of the `chatpeg` command: sets up CLI11 subcommands (CLI.md) and maps
-// results to the exit codes of the contract (0 ok, 1 input failed, 2 usage error).
+// Entry point of the `chatpeg` command: sets up CLI11 subcommands (README.md, "The command") and
+// maps results to the exit codes of the contract (0 ok, 1 input failed, 2 usage error).
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"

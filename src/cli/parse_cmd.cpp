@@ -3,8 +3,8 @@
 // response that is still streaming (a call whose arguments are incomplete is shown with the
 // arguments received so far, closed into a JSON object), or with --stream feeds the output to
 // a stream::session in chunks and prints every OpenAI delta, then the finish reason and the
-// final message (CLI.md). An output that does not match exits 1 with the byte offset and what
-// was expected.
+// final message (README.md, "The command"). An output that does not match exits 1 with the byte
+// offset and what was expected.
 #include <iostream>
 #include <memory>
 

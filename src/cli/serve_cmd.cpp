@@ -1,4 +1,4 @@
-// `chatpeg serve`: the OpenAI-compatible gateway (CLI.md, DESIGN.md §10). Loads the template
+// `chatpeg serve`: the OpenAI-compatible gateway (README.md, "The command"). Loads the template
 // (.jinja, tokenizer_config.json or GGUF), analyses it once, and serves /v1/chat/completions
 // in front of a raw completion backend until SIGINT/SIGTERM. Every server and backend limit of
 // gateway_options is a flag, range-checked by CLI11 (a bad value is a usage error, exit 2).

@@ -1,4 +1,4 @@
-// Shared options of the commands that take a chat template (CLI.md "Template sources"):
+// Shared options of the commands that take a chat template (README.md, "The command"):
 // --template, --template-name, --bos, --eos, --analysis; plus JSON file reading with the
 // contract's exit codes (unreadable or invalid JSON → usage error, exit 2).
 #pragma once

@@ -5,7 +5,7 @@
 // (class bitmaps, delimiter first bytes, ref targets) are not stored: from_json re-adds every node
 // through peg::builder in id order (so ids are preserved) and build() recomputes them. Everything
 // read is checked and a mistake is reported with its JSON path ("$.nodes[12].children[1]"); nothing
-// throws. This lives in grammar because peg must not depend on json (DESIGN.md §3).
+// throws. This lives in grammar because peg must not depend on json.
 #include "chatpeg/grammar/serialize.h"
 
 #include <algorithm>

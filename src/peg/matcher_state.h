@@ -24,7 +24,7 @@ enum class memo_kind : std::uint8_t { result, progress };
 // One packrat memo entry: the result of a node at a position, and where its AST lives.
 // `examined` is the exclusive end of the bytes the node looked at (input size + 1 when it
 // observed the end of input): an entry with examined <= input size stays valid when input is
-// appended (DESIGN.md §7). Plain match() memoizes rule nodes only; match_growing() also keeps
+// appended. Plain match() memoizes rule nodes only; match_growing() also keeps
 // progress and results of scanners and repetitions.
 //
 // AST range [ast_begin, ast_end): the nodes the entry adds, in `memo_ast` (in_arena) or in the

@@ -1,4 +1,4 @@
-// Names of the built-in AST tags (DESIGN.md §6). The mapper switches on the enum; the names
+// Names of the built-in AST tags. The mapper switches on the enum; the names
 // exist for dumps, serialized grammars and `chatpeg analyze`.
 #include "chatpeg/peg/tags.h"
 

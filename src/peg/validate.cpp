@@ -1,4 +1,4 @@
-// Static checks of a built grammar (DESIGN.md §4): unresolved refs, dangling child ids,
+// Static checks of a built grammar: unresolved refs, dangling child ids,
 // empty literals/delimiters, unbounded repetitions of something nullable (a loop that
 // consumes nothing) and left recursion (a rule reachable from itself without consuming
 // input). Everything is iterative: grammars come from untrusted schemas and can be deep.

@@ -1,4 +1,4 @@
-// Ambiguous open text in stream::session (issue #5, fuzz finding stream_session): an ordered
+// Ambiguous open text in stream::session (fuzz finding stream_session): an ordered
 // choice whose first alternative reads text with `until(D)` while a later alternative reads the
 // same kind of text (content/reasoning) with `until(D ∪ X)` and then goes on differently. chat's
 // generator builds one for a reasoning block the model may leave open: closed block first,

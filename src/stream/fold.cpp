@@ -1,5 +1,5 @@
-// The AST → message fold (DESIGN.md §7; see fold.h): one generic walk over the tags of
-// DESIGN.md §6 for both the one-shot mapper and the streaming session. Arguments are assembled
+// The AST → message fold (see fold.h): one generic walk over the tags of
+// peg/tags.h for both the one-shot mapper and the streaming session. Arguments are assembled
 // append-only — words, escapes, commas, quotes and names wait until they are decided, and an
 // argument's key waits for the first byte of its value (pending_key, so a call cut before a
 // value leaves the key out) — so a lenient parse of any prefix of an output yields arguments

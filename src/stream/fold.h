@@ -24,8 +24,8 @@
 #include "chatpeg/base/result.h"
 #include "chatpeg/chat/message.h"
 #include "chatpeg/peg/matcher.h"
-#include "chatpeg/stream/mapper.h"
-#include "chatpeg/stream/value_converter.h"
+#include "stream/mapper.h"
+#include "stream/value_converter.h"
 
 namespace chatpeg::stream::detail {
 

@@ -1,4 +1,4 @@
-// The lean feed of stream::session::feed_view (issue #5): while the output extends an open
+// The lean feed of stream::session::feed_view: while the output extends an open
 // text span — content, reasoning, a JSON-string argument, a raw tagged argument — with bytes
 // that cannot end or change it, a feed appends the chunk to the output buffer and returns a
 // view of the bytes it adds to the message, nothing else: no matcher, no fold, no copy into
@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "chatpeg/stream/lean_lane.h"
+#include "chatpeg/stream/detail/lean_lane.h"
 #include "chatpeg/stream/session.h"
 #include "stream/open_span.h"
 

@@ -1,7 +1,7 @@
-// stream::mapper: the one-shot AST → message fold (DESIGN.md §7). The fold itself lives in
+// stream::mapper: the one-shot AST → message fold. The fold itself lives in
 // fold.cpp, shared with the streaming session, which folds a growing AST incrementally; the
 // mapper folds one whole AST and keeps the fold's buffers between calls.
-#include "chatpeg/stream/mapper.h"
+#include "stream/mapper.h"
 
 #include "stream/fold.h"
 

@@ -1,4 +1,4 @@
-// Marker prefixes a streaming session holds back (issue #5): proper prefixes of the literals
+// Marker prefixes a streaming session holds back: proper prefixes of the literals
 // that can lie inside a reasoning/content node's span. When the input ends inside such a
 // literal (a marker the parser has not decided yet) the partial literal is part of the text
 // node's span, so text that may be the start of a marker is held back. (Text ended by `until`

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "chatpeg/stream/mapper.h"
+#include "stream/mapper.h"
 #include "stream/parse_internal.h"
 
 namespace chatpeg::stream {

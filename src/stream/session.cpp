@@ -1,4 +1,4 @@
-// stream::session (DESIGN.md §7, issue #5): a growing model output → OpenAI deltas.
+// stream::session: a growing model output → OpenAI deltas.
 //
 // Every feed appends the chunk to parse_prefix + output, matches it leniently with one
 // persistent matcher (match_growing: work on the unchanged prefix is reused), folds the AST

@@ -1,4 +1,4 @@
-// stream::session's end of a response and the message as sent (issue #5): finish() completes
+// stream::session's end of a response and the message as sent: finish() completes
 // the streamed fold with the complete match (or parses the output again where the fold cannot
 // vouch for the result), sends what is still missing and gives the final message; sent texts
 // are kept as sizes into the fold's text and filled in (materialize) when the message is asked

@@ -1,4 +1,4 @@
-// stream::session's lean feed (lean_feed.h, lean_lane.h; issue #5): feed_view's path for chunks
+// stream::session's lean feed (lean_feed.h, lean_lane.h): feed_view's path for chunks
 // that only extend an open text span — taken without the matcher, the fold or a copy into the
 // sent message — and the catch-up that later gives those bytes to the fold in one pass and
 // checks that the usual path sends exactly what the lean feeds returned.

@@ -1,4 +1,4 @@
-// stream::session's per-response state (issue #5), shared by session.cpp (feeding: matching,
+// stream::session's per-response state, shared by session.cpp (feeding: matching,
 // the fold and its diff against what was sent), session_lean.cpp (the lean feed of feed_view
 // and its catch-up) and session_finish.cpp (the final parse, the message as sent). Internal to
 // the stream module.

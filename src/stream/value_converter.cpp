@@ -4,7 +4,7 @@
 // emitted that a later byte could contradict (words, escapes, commas, object keys and a partial
 // Gemma <|"|> quote wait until decided; a key waits until its value begins, so a value cut
 // before its first byte leaves its key out).
-#include "chatpeg/stream/value_converter.h"
+#include "stream/value_converter.h"
 
 #include <cstdio>
 

@@ -1,9 +1,9 @@
-// Streaming property tests over every output of the shared corpus (DESIGN.md §7 invariants):
-// each llamacpp case output and round-trip model output that parses non-streaming is fed to a
-// stream::session in chunks of 1, 2, 3, 5, 7, 64 bytes, whole, and in seeded random splits;
-// for every split the deltas must add up to the final message (OpenAI order, valid UTF-8,
-// current() == deltas so far), the final message must equal stream::parse and be the same
-// for every split (ids from a counting generator), no preserved-token marker may appear in
+// Streaming property tests over every output of the shared corpus (the invariants of
+// stream/session.h): each llamacpp case output and round-trip model output that parses
+// non-streaming is fed to a stream::session in chunks of 1, 2, 3, 5, 7, 64 bytes, whole, and in
+// seeded random splits; for every split the deltas must add up to the final message (OpenAI order,
+// valid UTF-8, current() == deltas so far), the final message must equal stream::parse and be the
+// same for every split (ids from a counting generator), no preserved-token marker may appear in
 // streamed text more often than in the parse, and final arguments must be JSON objects.
 // Partial llamacpp cases: the streamed state at the end equals the lenient parse (and is
 // compared with the case's expected message). Truncation: every round-trip output with tool

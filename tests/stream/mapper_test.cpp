@@ -3,7 +3,7 @@
 // message whose content, reasoning and arguments prefix the final ones, with names fixed once
 // seen, valid UTF-8 throughout, and — closed as truncated — arguments that are JSON objects.
 // Plus tag-contract errors and hand-written ASTs for the defensive paths.
-#include "chatpeg/stream/mapper.h"
+#include "stream/mapper.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Drives a stream::session over one output split into chunks and checks the streaming
-// invariants of DESIGN.md §7 on the way; violations are returned as text (not gtest
+// invariants of stream/session.h on the way; violations are returned as text (not gtest
 // assertions) so that the conformance property test can count and print them per case.
 //   - every delta is valid UTF-8; a call's header {index, id, name, arguments ""} comes
 //     before its argument fragments, headers in index order, names and ids sent once;

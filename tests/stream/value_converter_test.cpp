@@ -1,7 +1,7 @@
 // Tests of stream::value_converter: JSON, Python and Gemma 4 values → compact JSON (table), the
 // prefix property at every split point, close() giving valid JSON for every prefix, and the
 // inputs it must reject.
-#include "chatpeg/stream/value_converter.h"
+#include "stream/value_converter.h"
 
 #include <gtest/gtest.h>
 

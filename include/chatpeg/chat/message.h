@@ -12,20 +12,20 @@
 namespace chatpeg::chat {
 
 struct tool_call {
-  std::string id;         // empty when the model did not write one (ids are assigned later)
+  std::string id;  // empty when the model did not write one (ids are assigned later)
   std::string name;
   std::string arguments;  // JSON text of an object, as OpenAI sends it
 };
 
 struct message {
   std::string role = "assistant";
-  std::optional<std::string> content;            // absent vs empty matters to clients
+  std::optional<std::string> content;  // absent vs empty matters to clients
   std::optional<std::string> reasoning_content;
   std::vector<tool_call> tool_calls;
 
   // {"role","content","reasoning_content","tool_calls":[{"id","type":"function","function":
   // {"name","arguments"}}]} with absent fields omitted and content null when there is none
-  // but there are tool calls (CLI.md).
+  // but there are tool calls (README.md, "The command").
   json::value to_json() const;
 };
 
@@ -40,13 +40,13 @@ enum class reasoning_format : std::uint8_t { none, auto_, deepseek };
 
 enum class continue_mode : std::uint8_t { none, content, reasoning };
 
-// An OpenAI /v1/chat/completions body plus chatpeg's extras (CLI.md `parse`).
+// An OpenAI /v1/chat/completions body plus chatpeg's extras (README.md, "The command").
 struct request {
   json::value messages = json::value::array();  // as given (validated)
   json::value tools = json::value::array();     // [{"type":"function","function":{...}}]
   chat::tool_choice tool_choice;
   bool parallel_tool_calls = false;
-  std::optional<json::value> json_schema;       // response_format json_schema / json_object
+  std::optional<json::value> json_schema;  // response_format json_schema / json_object
   chat::reasoning_format reasoning_format = chat::reasoning_format::auto_;
   json::value chat_template_kwargs = json::value::object();
   bool add_generation_prompt = true;

@@ -1,4 +1,4 @@
-// The one place that includes full nlohmann json (DESIGN.md §3). Everything uses
+// The one place that includes full nlohmann json. Everything uses
 // ordered_json: chat templates see key order, so we must keep it.
 #pragma once
 

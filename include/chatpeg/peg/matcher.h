@@ -21,7 +21,7 @@
 // tried; such an alternative could never succeed there, so results are unchanged except that
 // it cannot report a spurious need_more_input through a lookahead.
 //
-// Growing input (match_growing, DESIGN.md §7): memo entries keep the extent of input each node
+// Growing input (match_growing): memo entries keep the extent of input each node
 // examined (Dubroy & Warth, "Incremental Packrat Parsing", SLE 2017). Between calls only the
 // entries that saw the end of input are dropped; repetitions, `until` and character-class runs
 // also record how far they got and resume there, so a call costs the path from the root to the

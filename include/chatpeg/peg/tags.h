@@ -1,5 +1,5 @@
-// AST tags: the vocabulary between parsers built by chat and the mapper in stream
-// (DESIGN.md §6). Built-in tags are an enum; user tags are interned per grammar and get
+// AST tags: the vocabulary between parsers built by chat and the mapper in stream. Built-in
+// tags are an enum; user tags are interned per grammar and get
 // values from tag::first_user upward.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The OpenAI-compatible gateway (`chatpeg serve`, DESIGN.md §10, issue #6): takes
+// The OpenAI-compatible gateway (`chatpeg serve`): takes
 // /v1/chat/completions requests, renders the prompt with the model's template, asks a raw
 // text-completion backend for the continuation (with chatpeg's grammar when the backend takes
 // one) and answers with OpenAI chat completions / chunks. Stateless; one instance per process.

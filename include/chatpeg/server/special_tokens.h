@@ -1,7 +1,7 @@
 // Which preserved tokens of a prepared request (the template's markers: <tool_call>, <think>,
 // ...) are single special tokens of the backend's vocabulary, and their ids. The streaming
 // session then counts such a marker only when the model produced exactly that token, so the
-// same characters typed as ordinary text stay content (issue #5). Asked once per distinct
+// same characters typed as ordinary text stay content. Asked once per distinct
 // marker list through the backend's /tokenize and cached for the gateway's lifetime.
 #pragma once
 

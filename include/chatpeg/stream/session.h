@@ -1,5 +1,5 @@
 // A streaming response: feed(chunk) → OpenAI deltas, finish() → last deltas, the final
-// message and the finish reason (DESIGN.md §7; issue #5). One session per response; small
+// message and the finish reason. One session per response; small
 // per-response state, reusable with reset(). The prepared request it reads must outlive it.
 //
 // Delta contract (what a client concatenates):
@@ -37,7 +37,7 @@
 #include "chatpeg/chat/message.h"
 #include "chatpeg/chat/prepare.h"
 #include "chatpeg/json/json.h"
-#include "chatpeg/stream/lean_lane.h"
+#include "chatpeg/stream/detail/lean_lane.h"
 
 namespace chatpeg::stream {
 

@@ -1,4 +1,4 @@
-// AST → chat message: one generic fold over the tags of DESIGN.md §6 (no per-model code).
+// AST → chat message: one generic fold over the tags of peg/tags.h (no per-model code).
 // Arguments that arrive before the function name are buffered; tool-arg-string-value text is
 // JSON-escaped with a pending closing quote; tool-arg-value text is JSON (normalized); on
 // tool-close the buffer is flushed, a pending quote closed and open braces closed. At every

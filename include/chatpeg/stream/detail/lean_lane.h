@@ -1,4 +1,4 @@
-// The common case of stream::session::feed_view, inline (issue #5): while the session's lean
+// The common case of stream::session::feed_view, inline: while the session's lean
 // feed is armed (src/stream/lean_feed.h), a chunk that is plain text of the open span
 // (content, reasoning, a string argument) is appended to the output buffer and returned as a
 // view of itself (escaped into a buffer for a raw argument); no call into the session, no state
