@@ -1,4 +1,4 @@
-// Chat-layer costs on real templates from ../shared/templates (issue #4):
+// Chat-layer costs on real templates from ../shared/templates:
 //   BM_analyze/<template>   chat_template::create: parse + capability probes + the whole
 //                           differential analysis (or dedicated row) + the verify stage (one
 //                           prepare, renders and matches of the template's own calls).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fails when an #include crosses the module dependency rule of DESIGN.md §3.
+"""Fails when an #include crosses the module dependency rule of docs/architecture.md.
 
 Each module (a folder under src/, its headers under include/chatpeg/<module>/, its tests
 under tests/<module>/) may include only itself and the modules it declares below. Third-party

@@ -113,7 +113,7 @@ TEST(prepare_cases, generation_prompt_parse_and_gbnf) {
   for (const auto& [file, why] : first_failure) {
     std::cout << "  " << file << ": " << why.substr(0, 400) << "\n";
   }
-  // Measured 2026-11-29 (after the generic fixes of issue #4): 368 cases, 367 prepared, 354
+  // Measured 2026-11-29 (after the generic analysis fixes): 368 cases, 367 prepared, 354
   // generation prompts equal, 366 parsed, GBNF 208/211.
   EXPECT_GE(gp_equal, 350);
   EXPECT_GE(parsed, 363);

@@ -1,4 +1,4 @@
-// Hostile GBNF for the reader and recognizer (issue #7): nesting far beyond the limit even
+// Hostile GBNF for the reader and recognizer: nesting far beyond the limit even
 // when the caller raises it (gbnf_max_nesting_cap), huge texts (100,000 rules against max_rules;
 // reading stays linear in the rules), {m,n} bounds in the millions (max_symbols / the count limit),
 // and recognizing inputs 100,000 brackets deep (Earley is iterative; max_items bounds the work).

@@ -1,4 +1,4 @@
-// Hostile schemas (issue #7): deep nesting, recursive $ref in every form, enormous enums,
+// Hostile schemas: deep nesting, recursive $ref in every form, enormous enums,
 // long and pathological patterns, huge repetition counts, plus the downstream steps a schema
 // grammar goes through (build/validate, GBNF export, GBNF reader + recognizer, serialization,
 // matching deeply nested values). Every case must end with a typed error beyond an explicit

@@ -1,4 +1,4 @@
-// Hostile grammars and inputs for the PEG engine (issue #7): 100,000 nested brackets against
+// Hostile grammars and inputs for the PEG engine: 100,000 nested brackets against
 // the JSON rules (strict, lenient, growing), grammars nested 20,000 nodes deep (build,
 // validate, first-byte tables, dump, GBNF export, matching), huge repetition bounds, very wide
 // choices and long literals. Each ends at an explicit limit — matcher_options::max_depth /

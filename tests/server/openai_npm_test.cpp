@@ -1,4 +1,4 @@
-// The official `openai` npm package as the client of the gateway (issue #6): non-streaming and
+// The official `openai` npm package as the client of the gateway: non-streaming and
 // streaming chat completions with tools (the client's accumulated tool calls equal the
 // expected ones) and a bad request surfacing as the client's APIError with status 400. The
 // package is installed with npm into <build>/npm-openai on first use; the test skips visibly
