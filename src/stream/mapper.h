@@ -52,9 +52,8 @@ struct map_options {
   bool close_open_calls = false;
 };
 
-// A reusable mapper. map() folds the whole AST; the object keeps its buffers between calls.
-// (Issue #5: a streaming session will keep one mapper per response and re-fold only the AST
-// nodes whose span reaches the previous end of input; the per-call state lives here for that.)
+// A reusable mapper. map() folds the whole AST; the object keeps its buffers between calls (a
+// streaming session folds incrementally with the same fold, stream/fold.h).
 class mapper {
  public:
   mapper();

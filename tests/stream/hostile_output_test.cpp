@@ -1,4 +1,4 @@
-// Issue #7's hostile outputs through stream::session, scaled to what a Debug test run
+// Hostile outputs through stream::session, scaled to what a Debug test run
 // affords (the Debug matcher checks the whole growing prefix on every call, so full sizes —
 // 10 MB content, 1 MB argument, 10,000 calls — were measured with a Release build, see the
 // stream helper's report). Each output is streamed in 16-byte chunks and in one piece; the result

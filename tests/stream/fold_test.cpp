@@ -1,0 +1,183 @@
+// detail::fold on its own, over the hand-built grammars of every argument syntax: the one-shot
+// map() of a whole output; advance() over every prefix of it (lenient matches) keeps a state
+// whose texts and arguments are prefixes of the final ones (nothing a later byte retracts);
+// complete() after streaming gives exactly what map() gives; extend() of the partial chain
+// agrees with advance() of the same match; a partial call closed for a token limit is valid JSON.
+#include "stream/fold.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "chatpeg/peg/matcher.h"
+#include "stream/open_span.h"
+#include "test_grammars.h"
+
+namespace chatpeg::stream::detail {
+namespace {
+
+using namespace chatpeg::stream::testing;
+
+struct fold_case {
+  const char* name;
+  std::function<parser(builder&)> make;
+  std::string output;
+  std::string expected;  // content | reasoning | name(arguments) ... of the final message
+  // complete() vouches for the streamed fold (false: it may hand back to map(), as when the
+  // name after the arguments changes the reading of the call).
+  bool completes = true;
+};
+void PrintTo(const fold_case& c, std::ostream* os) {
+  *os << c.name;
+}
+
+std::string summary(const chat::message& m) {
+  std::string out = m.content.value_or("") + "|" + m.reasoning_content.value_or("");
+  for (const auto& c : m.tool_calls) out += "|" + c.name + c.arguments;
+  return out;
+}
+
+bool is_prefix(std::string_view a, std::string_view b) {
+  return a.size() <= b.size() && b.compare(0, a.size(), a) == 0;
+}
+
+class fold_table : public ::testing::TestWithParam<fold_case> {};
+
+TEST_P(fold_table, map_once_and_by_prefix) {
+  const auto& c = GetParam();
+  auto g = build(c.make);
+  ASSERT_TRUE(g);
+  const auto whole = peg::match(*g, c.output, peg::match_flags::complete);
+  ASSERT_TRUE(whole.ok()) << whole.error.to_string();
+  fold once;
+  auto mapped = once.map(whole.ast, c.output, {});
+  ASSERT_TRUE(mapped) << mapped.error().to_string();
+  EXPECT_EQ(summary(*mapped), c.expected);
+
+  // Streaming: every prefix, the state only grows towards the final message.
+  fold f;
+  peg::matcher m(*g);
+  peg::match_result last;
+  bool have_last = false;
+  for (std::size_t n = 1; n <= c.output.size(); ++n) {
+    const std::string_view in = std::string_view(c.output).substr(0, n);
+    auto r = m.match_growing(in, peg::match_flags::lenient);
+    ASSERT_NE(r.status, peg::match_status::fail) << n << ": " << r.error.to_string();
+    auto adv = f.advance(have_last ? &last.ast : nullptr, r.ast, in);
+    ASSERT_TRUE(adv) << n << ": " << adv.error().to_string();
+    if (*adv == fold::outcome::diverged) {  // a different reading: folded again from scratch
+      f.clear();
+      adv = f.advance(nullptr, r.ast, in);
+      ASSERT_TRUE(adv && *adv == fold::outcome::ok) << n;
+    }
+    EXPECT_TRUE(is_prefix(f.content(), mapped->content.value_or(""))) << n << ": " << f.content();
+    EXPECT_TRUE(is_prefix(f.reasoning(), mapped->reasoning_content.value_or(""))) << n;
+    for (std::size_t i = 0; i < f.calls().size() && i < mapped->tool_calls.size(); ++i) {
+      EXPECT_TRUE(is_prefix(f.calls()[i].call.arguments, mapped->tool_calls[i].arguments))
+          << n << ": " << f.calls()[i].call.arguments;
+    }
+    last = std::move(r);
+    have_last = true;
+  }
+  // The end: complete() folds the complete match into exactly map()'s message.
+  auto fin = m.match_growing(c.output, peg::match_flags::complete);
+  ASSERT_TRUE(fin.ok());
+  auto done = f.complete(last.ast, fin.ast, c.output);
+  EXPECT_EQ(done.has_value(), c.completes);
+  if (done) EXPECT_EQ(summary(*done), c.expected);
+}
+
+// extend() is advance() for a match that only grew the partial chain (texts equal, arguments
+// equal or behind).
+TEST_P(fold_table, extend_is_advance) {
+  const auto& c = GetParam();
+  auto g = build(c.make);
+  ASSERT_TRUE(g);
+  open_span_finder spans(*g);
+  for (std::size_t n = 2; n < c.output.size(); ++n) {
+    const std::string_view before = std::string_view(c.output).substr(0, n - 1);
+    const std::string_view now = std::string_view(c.output).substr(0, n);
+    const auto a = peg::match(*g, before, peg::match_flags::lenient);
+    const auto b = peg::match(*g, now, peg::match_flags::lenient);
+    open_span s;
+    spans.find(a, before, s);
+    if (!s.stop || s.held != 0 || a.end != before.size() || b.end != now.size() ||
+        b.ast.nodes().size() != a.ast.nodes().size()) {
+      continue;  // not an open span extended by one byte
+    }
+    fold by_advance, by_extend;
+    ASSERT_TRUE(by_advance.advance(nullptr, a.ast, before));
+    ASSERT_TRUE(by_extend.advance(nullptr, a.ast, before));
+    ASSERT_TRUE(by_advance.advance(&a.ast, b.ast, now));
+    peg::ast grown = a.ast;
+    for (const std::uint32_t i : s.chain) {
+      grown.mutable_nodes()[i].end = static_cast<std::uint32_t>(now.size());
+    }
+    auto e = by_extend.extend(grown, s.chain, now);
+    ASSERT_TRUE(e) << e.error().to_string();
+    EXPECT_EQ(by_extend.content(), by_advance.content()) << n;
+    EXPECT_EQ(by_extend.reasoning(), by_advance.reasoning()) << n;
+    ASSERT_EQ(by_extend.calls().size(), by_advance.calls().size()) << n;
+    // Arguments: the same, or behind (a name that ends at the end of input may be folded by
+    // advance's visit of the grown node first); never other bytes.
+    for (std::size_t i = 0; i < by_extend.calls().size(); ++i) {
+      EXPECT_TRUE(
+          is_prefix(by_extend.calls()[i].call.arguments, by_advance.calls()[i].call.arguments))
+          << n << ": " << by_extend.calls()[i].call.arguments << " vs "
+          << by_advance.calls()[i].call.arguments;
+    }
+  }
+}
+
+// A call cut anywhere, closed as for a token limit: its arguments are one JSON object.
+TEST_P(fold_table, cut_calls_close_to_json) {
+  const auto& c = GetParam();
+  auto g = build(c.make);
+  ASSERT_TRUE(g);
+  for (std::size_t n = 1; n < c.output.size(); ++n) {
+    const std::string_view in = std::string_view(c.output).substr(0, n);
+    const auto r = peg::match(*g, in, peg::match_flags::lenient);
+    if (r.status == peg::match_status::fail) continue;
+    fold f;
+    auto msg = f.map(r.ast, in, {.partial = true, .close_open_calls = true});
+    ASSERT_TRUE(msg) << n << ": " << msg.error().to_string();
+    for (const auto& call : msg->tool_calls) {
+      auto v = json::parse(call.arguments);
+      EXPECT_TRUE(v && v->is_object()) << n << ": " << call.arguments;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    table, fold_table,
+    ::testing::Values(
+        fold_case{
+            "json_native", json_native,
+            "Hi [TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": \"P\\u00e9\", "
+            "\"days\": [1, 2]}}, {\"name\": \"search\", \"arguments\": {}}]",
+            "Hi ||get_weather{\"city\":\"P\\u00e9\",\"days\":[1,2]}|search{}"},
+        fold_case{"tag_with_json", tag_with_json,
+                  "ok <function=search>{\"q\": \"a \\\"b\\\"\"}</function>",
+                  "ok ||search{\"q\":\"a \\\"b\\\"\"}"},
+        fold_case{"tag_with_tagged", tag_with_tagged,
+                  "<tool_call>\n<function=get_weather>\n<parameter=city>\nNew \"York\"\n"
+                  "</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
+                  "||get_weather{\"city\":\"New \\\"York\\\"\",\"days\":3}"},
+        fold_case{"pythonic", pythonic, "[get_weather(city='Par\\'is', days=3), search(q=None)]",
+                  "||get_weather{\"city\":\"Par'is\",\"days\":3}|search{\"q\":null}"},
+        fold_case{"gemma_style", gemma_style,
+                  "[call]get_weather{city:<|\"|>Paris<|\"|>,opts:{deep:[1,<|\"|>x<|\"|>]}}[/call]",
+                  "||get_weather{\"city\":\"Paris\",\"opts\":{\"deep\":[1,\"x\"]}}"},
+        fold_case{"args_first", args_first,
+                  "<call><arg k=\"city\">Paris</arg><name>get_weather</name></call>",
+                  "||get_weather{\"city\":\"Paris\"}", false},
+        fold_case{"reasoning_calls", reasoning_calls,
+                  "<think>plan \xC3\xA9</think>\nAnswer <tool_call>{\"name\": \"search\", "
+                  "\"arguments\": {\"q\": 1}}</tool_call>",
+                  "Answer |plan \xC3\xA9|search{\"q\":1}"}),
+    [](const auto& tc) { return std::string(tc.param.name); });
+
+}  // namespace
+}  // namespace chatpeg::stream::detail
