@@ -14,6 +14,8 @@ void special_markers::set(const peg::grammar& g,
     specials_.emplace_back(text, id);
     first_[static_cast<unsigned char>(text[0])] = true;
   }
+  std::stable_sort(specials_.begin(), specials_.end(),
+                   [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
   // The neutral byte starts no literal and no `until` delimiter of the grammar.
   std::array<bool, 256> used{};
   for (const auto& n : g.nodes()) {
@@ -37,7 +39,11 @@ std::size_t special_markers::decide(std::string_view out, std::span<const std::i
   std::size_t p = from;
   for (; p < out.size(); ++p) {
     if (!first_[static_cast<unsigned char>(out[p])]) continue;
-    bool wait = false;
+    // The markers whose text starts here, longest first: the one its token made exactly is
+    // the marker (and nothing inside it is looked at again); if none is, the first byte is a
+    // look-alike's.
+    bool wait = false, look_alike = false;
+    std::size_t kept = 0;
     for (const auto& [text, id] : specials_) {
       const std::size_t rem = out.size() - p;
       if (out.compare(p, std::min(rem, text.size()), text, 0, std::min(rem, text.size())) != 0) {
@@ -51,10 +57,18 @@ std::size_t special_markers::decide(std::string_view out, std::span<const std::i
       for (std::size_t k = p; k < p + text.size(); ++k) known &= tokens[k] != no_ids;
       for (std::size_t k = p + 1; k < p + text.size() && exact; ++k) exact = tokens[k] == -1;
       if (exact && p + text.size() < out.size()) exact = tokens[p + text.size()] != -1;
-      if (known && !exact) shadow[base + p] = neutral_;
-      break;
+      if (exact) {
+        kept = text.size();
+        break;
+      }
+      look_alike = look_alike || known;
     }
     if (wait) break;
+    if (kept != 0) {
+      p += kept - 1;
+    } else if (look_alike) {
+      shadow[base + p] = neutral_;
+    }
   }
   return p;
 }

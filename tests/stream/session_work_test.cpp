@@ -59,8 +59,7 @@ struct work {
 };
 
 // How the stream is fed: every feed through the general path; the default paths (feed_view);
-// with token ids (each byte an ordinary token; the preserved markers special tokens, which
-// plain text never contains: for the text shapes only).
+// with token ids (each byte an ordinary token, the preserved markers special tokens).
 enum class feeding { general, usual, tokens };
 const char* name_of(feeding f) {
   return f == feeding::general ? "general" : f == feeding::usual ? "default" : "token ids";
@@ -72,18 +71,30 @@ base::result<work> stream(const chat::prepared& p, const std::string& output, fe
   options.general_path_only = how == feeding::general;
   if (how == feeding::tokens) {
     for (std::size_t i = 0; i < p.preserved_tokens.size(); ++i) {
-      options.special_tokens.emplace_back(p.preserved_tokens[i], 100000 + std::int32_t(i));
+      const std::string& text = p.preserved_tokens[i];
+      const bool listed = std::any_of(options.special_tokens.begin(), options.special_tokens.end(),
+                                      [&](const auto& t) { return t.first == text; });
+      if (!listed) options.special_tokens.emplace_back(text, 100000 + std::int32_t(i));
     }
   }
-  // Token ids: each byte an ordinary token, a preserved marker one special token.
+  // Token ids: each byte an ordinary token, a preserved marker one special token (the longest
+  // at each position, left to right, as a tokenizer would).
   std::vector<std::int32_t> ids(output.size(), 7);
-  for (const auto& [text, id] : options.special_tokens) {
-    for (std::size_t at = output.find(text); at != std::string::npos;
-         at = output.find(text, at + text.size())) {
-      ids[at] = id;
-      std::fill(ids.begin() + std::ptrdiff_t(at + 1),
-                ids.begin() + std::ptrdiff_t(at + text.size()), -1);
+  auto by_length = options.special_tokens;
+  std::sort(by_length.begin(), by_length.end(),
+            [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  for (std::size_t at = 0; at < output.size();) {
+    const auto it = std::find_if(by_length.begin(), by_length.end(), [&](const auto& t) {
+      return output.compare(at, t.first.size(), t.first) == 0;
+    });
+    if (it == by_length.end()) {
+      ++at;
+      continue;
     }
+    ids[at] = it->second;
+    std::fill(ids.begin() + std::ptrdiff_t(at + 1),
+              ids.begin() + std::ptrdiff_t(at + it->first.size()), -1);
+    at += it->first.size();
   }
   session s(p, std::move(options));
   for (std::size_t at = 0; at < output.size(); at += 4) {
@@ -247,7 +258,7 @@ TEST(SessionWork, LinearForLongArgumentsAndJsonAnswers) {
             [&](std::size_t n) {
               return output.substr(0, city) + argument_text(n) + output.substr(city + 5);
             },
-            stem + " / long argument / " + choice, /*with_tokens=*/false);
+            stem + " / long argument / " + choice, /*with_tokens=*/true);
       }
     }
   }
