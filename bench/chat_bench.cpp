@@ -38,6 +38,7 @@
 #include "chatpeg/chat/template.h"
 #include "chatpeg/json/json.h"
 #include "chatpeg/stream/parse.h"
+#include "shared_corpus.h"
 
 namespace {
 
@@ -45,17 +46,7 @@ using namespace chatpeg;
 
 constexpr std::size_t kPayload = 64 * 1024;
 
-std::optional<std::filesystem::path> shared_dir() {
-  std::filesystem::path dir;
-  if (const char* env = std::getenv("CHATPEG_SHARED"); env && *env) {
-    dir = env;
-  } else {
-    dir = std::filesystem::path(CHATPEG_SOURCE_DIR) / ".." / "shared";
-  }
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir / "templates", ec)) return std::nullopt;
-  return dir;
-}
+using bench::shared_dir;
 
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -26,6 +26,7 @@
 #include "chatpeg/json/json.h"
 #include "chatpeg/stream/parse.h"
 #include "chatpeg/stream/session.h"
+#include "shared_corpus.h"
 
 namespace {
 
@@ -34,16 +35,7 @@ using namespace chatpeg;
 constexpr std::size_t kChunk = 4;
 constexpr std::size_t kSize = 64 * 1024;
 
-std::optional<std::filesystem::path> shared_dir() {
-  std::filesystem::path dir;
-  if (const char* env = std::getenv("CHATPEG_SHARED"); env && *env) {
-    dir = env;
-  } else {
-    dir = std::filesystem::path(CHATPEG_SOURCE_DIR) / ".." / "shared";
-  }
-  if (!std::filesystem::is_directory(dir / "templates")) return std::nullopt;
-  return dir;
-}
+using bench::shared_dir;
 
 // The special tokens of a template from the render goldens' table (bos/eos for templates that
 // print them), else none.
