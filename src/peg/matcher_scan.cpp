@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "chatpeg/base/text_set.h"
 #include "chatpeg/base/utf8.h"
 #include "peg/matcher_impl.h"
 
@@ -490,22 +491,15 @@ step matcher::state::match_until(node_id id, const nodes::until& u, std::uint32_
   }
   if (!lenient) return {match_status::success, size};
   // The input may end with the beginning of a delimiter (one of two bytes or more, in its
-  // last longest - 1 bytes): stop before it.
+  // last longest - 1 bytes): stop before it (the hold rule, base::held_prefix).
   const std::uint32_t tail = longest < 2 ? size
                              : size - pos > longest - 1
                                  ? static_cast<std::uint32_t>(size - (longest - 1))
                                  : pos;
   scanned_span(tail, size);
-  for (std::uint32_t q = tail; q < size; ++q) {
-    if (!u.first_bytes[static_cast<unsigned char>(data[q])]) continue;
-    for (const auto& d : ds) {
-      const std::size_t rem = size - q;
-      if (d.size() > rem && std::memcmp(data + q, d.data(), rem) == 0) {
-        return {match_status::need_more_input, q};
-      }
-    }
-  }
-  return {match_status::need_more_input, size};
+  const std::size_t held =
+      base::held_prefix(std::string_view(data, size), pos, ds, u.first_bytes, longest);
+  return {match_status::need_more_input, static_cast<std::uint32_t>(size - held)};
 }
 
 // The first position in [pos, q) where a delimiter starts, runs past the end of the input
@@ -515,17 +509,11 @@ std::uint32_t matcher::state::partial_delimiter_before(const nodes::until& u, st
                                                        std::uint32_t q) const {
   std::size_t longest = 0;
   for (const auto& d : u.delimiters) longest = std::max(longest, d.size());
-  if (longest < 2) return q;
-  std::uint32_t from =
-      size - pos > longest - 1 ? static_cast<std::uint32_t>(size - (longest - 1)) : pos;
-  for (; from < q; ++from) {
-    if (!u.first_bytes[static_cast<unsigned char>(data[from])]) continue;
-    const std::size_t rem = size - from;
-    for (const auto& d : u.delimiters) {
-      if (d.size() > rem && std::memcmp(data + from, d.data(), rem) == 0) return from;
-    }
-  }
-  return q;
+  // The earliest cut delimiter is the longest held suffix (base::held_prefix).
+  const std::size_t held =
+      base::held_prefix(std::string_view(data, size), pos, u.delimiters, u.first_bytes, longest);
+  const auto earliest = static_cast<std::uint32_t>(size - held);
+  return held != 0 && earliest < q ? earliest : q;
 }
 
 step matcher::state::until_found(node_id id, const nodes::until& u, std::uint32_t pos,

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "chatpeg/base/utf8.h"
+#include "chatpeg/stream/detail/holds.h"
 #include "stream/open_span.h"
 
 namespace chatpeg::stream::detail {
@@ -291,7 +292,7 @@ ambiguity::hold ambiguity::update(const alt_readings& alts, const peg::grammar& 
     if (at_ != std::string::npos) {
       // The fold's text of [at_, end) (its incomplete UTF-8 tail is not in the fold yet).
       std::string_view raw = input.substr(at_, end - at_);
-      raw.remove_suffix(base::utf8_incomplete_tail(raw));
+      raw.remove_suffix(utf8_hold::tail(raw));
       const std::size_t tail = base::sanitize_utf8(raw).size();
       text_mark_ = text_size > tail ? text_size - tail : 0;
       checked_size_ = 0;

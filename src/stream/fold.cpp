@@ -10,6 +10,7 @@
 #include "chatpeg/base/strings.h"
 #include "chatpeg/base/utf8.h"
 #include "chatpeg/json/json.h"
+#include "chatpeg/stream/detail/holds.h"
 
 namespace chatpeg::stream::detail {
 namespace {
@@ -62,7 +63,7 @@ std::string_view fold::new_text(const peg::ast_node& n, node_record& r) {
   const std::size_t end = std::min<std::size_t>(n.end, input_.size());
   const std::size_t from = std::min<std::size_t>(r.consumed, end);
   std::string_view raw = input_.substr(from, end - from);
-  if (n.partial && n.end >= input_.size()) raw.remove_suffix(base::utf8_incomplete_tail(raw));
+  if (n.partial && n.end >= input_.size()) raw.remove_suffix(utf8_hold::tail(raw));
   r.consumed = static_cast<std::uint32_t>(from + raw.size());
   if (base::valid_utf8_prefix(raw) == raw.size()) return raw;
   repaired_any_ = true;

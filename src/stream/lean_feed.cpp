@@ -1,7 +1,7 @@
 // lean_scanner (lean_feed.h): the byte table of an open span for the lean feed, and the
 // closer look at a chunk holding bytes that are not plain: a delimiter, marker or stop that
-// starts in the new bytes (even cut by the end) sends the chunk to the usual path, as do an
-// escape the converter might not copy as is and UTF-8 that is not valid; an incomplete UTF-8
+// starts in the new bytes (even cut by the end) sends the chunk to the session's other paths, as do
+// an escape the converter might not copy as is and UTF-8 that is not valid; an incomplete UTF-8
 // tail is held, as the fold holds it.
 #include "stream/lean_feed.h"
 
@@ -73,13 +73,9 @@ void marker_dfa::build(const std::vector<std::string_view>& texts) {
   }
 }
 
-void lean_pairs::build(const std::vector<std::string_view>& texts, std::size_t holdable_texts) {
+void lean_pairs::build(const std::vector<std::string_view>& texts) {
   bits.fill(0);
   single.fill(false);
-  holdable.fill(false);
-  for (std::size_t k = 0; k < texts.size() && k < holdable_texts; ++k) {
-    if (!texts[k].empty()) holdable[static_cast<unsigned char>(texts[k][0])] = true;
-  }
   for (const auto t : texts) {
     if (t.size() == 1) single[static_cast<unsigned char>(t[0])] = true;
     if (t.size() < 2) continue;
@@ -96,7 +92,6 @@ void lean_scanner::arm(lean_kind k, const open_span& span, const std::array<bool
   built_kind_ = k;
   built_stop_ = span.stop;
   built_scan_ = span.scan;
-  strings_.clear();
   const stop_table& stop = *span.stop;
   const bool text = k == lean_kind::content || k == lean_kind::reasoning;
   for (std::size_t b = 0; b < 256; ++b) {
@@ -118,43 +113,27 @@ void lean_scanner::arm(lean_kind k, const open_span& span, const std::array<bool
     }
     table_[b] = cls;
   }
-  longest_delimiter_ = 0;
+  delimiters_.clear();
+  markers_.clear();
+  stops_.clear();
   if (span.scan) {
-    for (const auto& d : span.scan->delimiters) {
-      strings_.push_back(d);
-      longest_delimiter_ = std::max(longest_delimiter_, d.size());
-    }
+    for (const auto& d : span.scan->delimiters) delimiters_.add(d);
   }
-  delimiters_ = strings_.size();
   if (text) {
-    for (const auto& m : markers) strings_.push_back(m);
+    for (const auto& m : markers) markers_.add(m);
+    for (const auto& t : stops) stops_.add(t);
   }
-  holdable_ = strings_.size();
-  if (text) {
-    for (const auto& s : stops) strings_.push_back(s);
+  std::vector<std::string_view> all;
+  for (const auto* set : {&delimiters_, &markers_, &stops_}) {
+    all.insert(all.end(), set->texts().begin(), set->texts().end());
   }
-  dfa_.build(strings_);
-  pairs_.build(strings_, holdable_);
+  dfa_.build(all);
+  pairs_.build(all);
 }
 
 std::size_t lean_scanner::until_held(std::string_view input, std::size_t from) const {
-  if (!built_scan_) return 0;
-  const auto& u = *built_scan_;
-  const std::size_t longest = longest_delimiter_;
-  // Only a suffix shorter than the longest delimiter can be a proper prefix of one.
-  if (longest > 1 && input.size() - from >= longest) from = input.size() - (longest - 1);
-  for (std::size_t i = from; i < input.size(); ++i) {
-    if (!u.first_bytes[static_cast<unsigned char>(input[i])]) continue;
-    const std::size_t rest = input.size() - i;
-    for (const auto& d : u.delimiters) {
-      if (rest < d.size() && input.compare(i, rest, d, 0, rest) == 0) return rest;
-    }
-  }
-  return 0;
+  return delimiters_.held(input, from);
 }
-
-// Chunks up to this size (with held bytes) are checked for UTF-8 inline.
-constexpr std::size_t kShortUtf8 = 64;
 
 std::size_t lean_scanner::scan(std::string_view input, std::size_t sent, std::size_t chunk_at,
                                std::uint8_t any, bool& escaped) const {
@@ -164,23 +143,17 @@ std::size_t lean_scanner::scan(std::string_view input, std::size_t sent, std::si
   escaped = false;
   std::size_t hold_from = end;
   if (kind_ == lean_kind::json_args && ((any & (kEscape | kReject)) != 0 || sent < chunk_at)) {
-    for (std::size_t i = sent; i < end; ++i) {
-      const std::uint8_t cls = table_[bytes[i]];
-      if (cls & kReject) return no;
-      if (cls & kEscape) {  // a whole simple escape is copied as is; a cut one is held
-        if (i + 1 >= end) {
-          hold_from = i;
-          break;
-        }
-        if (!simple_json_escape(bytes[i + 1])) return no;
-        ++i;
-      }
-    }
+    // A whole simple escape is copied as is; a cut one is held.
+    const json_escape_hold h = json_escape_hold::of(
+        bytes, sent, end, [this](unsigned char b) { return (table_[b] & kEscape) != 0; },
+        [this](unsigned char b) { return (table_[b] & kReject) != 0; });
+    if (!h.plain) return no;
+    hold_from = end - h.held;
   } else if (any & kReject) {
     return no;
   }
   // Held bytes are looked at again with the new ones. A whole delimiter, marker or stop:
-  // the usual path. Else what the session holds: a delimiter cut by the end (the matcher
+  // another path. Else what the session holds: a delimiter cut by the end (the matcher
   // holds it after the span), then in the text before it a marker cut by its end, and, when
   // no delimiter is cut, a later reading's stop cut by the end (the earliest start: the
   // longest held suffix).
@@ -191,46 +164,24 @@ std::size_t lean_scanner::scan(std::string_view input, std::size_t sent, std::si
   // no only at a check byte: `checked` is then set.)
   if (look && !pairs_.clean(table_.data(), bytes, sent, end, checked) &&
       !dfa_.clean(bytes + sent, end - sent)) {
-    std::size_t cut = end;
-    for (std::size_t i = sent; i < end; ++i) {
-      if (!(table_[bytes[i]] & kCheck)) continue;
-      checked = true;
-      const std::size_t rest = end - i;
-      for (std::size_t k = 0; k < strings_.size(); ++k) {
-        const std::string_view s = strings_[k];
-        const std::size_t n = std::min(rest, s.size());
-        if (n == 0 || std::memcmp(bytes + i, s.data(), n) != 0) continue;
-        if (n == s.size()) return no;
-        if (k < delimiters_) cut = std::min(cut, i);
-      }
+    if (delimiters_.occurs(input, sent) || markers_.occurs(input, sent) ||
+        stops_.occurs(input, sent)) {
+      return no;
     }
-    hold_from = std::min(hold_from, cut);
-    for (std::size_t i = sent; checked && i < cut; ++i) {
-      if (!(table_[bytes[i]] & kCheck)) continue;
-      const std::size_t rest = cut - i;
-      for (std::size_t k = delimiters_; k < strings_.size(); ++k) {
-        const std::string_view s = strings_[k];
-        if (rest >= s.size() || std::memcmp(bytes + i, s.data(), rest) != 0) continue;
-        if (k < holdable_ || (cut == end && stops_held_)) hold_from = std::min(hold_from, i);
-      }
-    }
+    const std::size_t cut = end - delimiters_.held(input, sent);
+    const std::string_view before_cut = input.substr(0, cut);
+    std::size_t held = markers_.held(before_cut, sent);
+    if (cut == end && stops_held_) held = std::max(held, stops_.held(before_cut, sent));
+    hold_from = std::min(hold_from, cut - held);
   }
   escaped = kind_ == lean_kind::raw_args && ((any & kEscape) != 0 || sent < chunk_at);
   std::size_t to = hold_from;
   if ((any & kHigh) != 0 || sent < chunk_at) {
-    // A few bytes are checked inline, valid up to an incomplete tail (and so up to any earlier
-    // hold); more are checked up to where they are delivered.
-    const bool short_run = end - sent <= kShortUtf8;
-    std::size_t tail = 0;
-    if (short_run) {
-      if (!base::short_utf8(bytes + sent, end - sent, tail)) return no;
-    } else {
-      tail = base::utf8_incomplete_tail(input.substr(sent, end - sent));
-    }
+    const utf8_hold h = utf8_hold::of(input.substr(sent));
+    if (!h.valid) return no;
     // The fold holds an incomplete tail first and looks for marker prefixes before it.
-    if (tail != 0 && (checked || hold_from != end)) return no;
-    to = std::min(to, end - tail);
-    if (!short_run && !base::is_valid_utf8(input.substr(sent, to - sent))) return no;
+    if (h.held != 0 && (checked || hold_from != end)) return no;
+    to = std::min(to, end - h.held);
   }
   return to;
 }

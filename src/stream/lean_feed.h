@@ -2,9 +2,9 @@
 // text span — content, reasoning, a JSON-string argument, a raw tagged argument — with bytes
 // that cannot end or change it, a feed appends the chunk to the output buffer and returns a
 // view of the bytes it adds to the message, nothing else: no matcher, no fold, no copy into
-// the sent message. The session catches up (one pass of its usual fast path over all the
+// the sent message. The session catches up (one pass of span_extension over all the
 // bytes appended so) when the message is asked for or a feed needs the parser, and checks that
-// the usual path sends exactly what the lean feeds returned.
+// span_extension sends exactly what the lean feeds returned.
 //
 // This decides, per chunk, whether it qualifies and which bytes it delivers. One 256-entry
 // table per open span (built when the session arms the lean feed) classifies bytes; a chunk of
@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "chatpeg/base/text_set.h"
 #include "chatpeg/stream/detail/lean_lane.h"
 #include "chatpeg/stream/session.h"
 #include "stream/open_span.h"
@@ -105,7 +106,7 @@ class lean_scanner {
   // at `sent` (≤ chunk_at: the bytes between are held — an incomplete UTF-8 sequence or the
   // start of a delimiter or marker). Returns where the delivered bytes end now (what may be
   // the start of a delimiter or marker, or an incomplete UTF-8 tail, stays held), or npos when
-  // the chunk must take the usual path. `escaped`: the new bytes need JSON escaping.
+  // the chunk must take another path. `escaped`: the new bytes need JSON escaping.
   std::size_t scan(std::string_view input, std::size_t sent, std::size_t chunk_at, std::uint8_t any,
                    bool& escaped) const;
 
@@ -115,23 +116,23 @@ class lean_scanner {
   const stop_table* built_stop_ = nullptr;
   const peg::nodes::until* built_scan_ = nullptr;
   std::array<std::uint8_t, 256> table_{};
-  // Texts that must not start in new bytes; the first holdable_ of them (delimiters and
-  // markers) may be cut by the end, their start then held.
-  std::vector<std::string_view> strings_;
-  std::size_t holdable_ = 0;
-  std::size_t delimiters_ = 0;  // the first strings: the span's delimiters
-  std::size_t longest_delimiter_ = 0;
+  // Texts that must not occur in new bytes: the span's delimiters, the markers and the later
+  // readings' stops (text kinds). Cut by the end, a delimiter or marker is held (the hold rule,
+  // base::held_prefix); a stop is held when stops_held_.
+  base::text_set delimiters_;
+  base::text_set markers_;
+  base::text_set stops_;
   bool stops_held_ = false;
-  marker_dfa dfa_;    // over strings_
-  lean_pairs pairs_;  // over strings_ (the first holdable_ held when cut)
+  marker_dfa dfa_;    // over all three
+  lean_pairs pairs_;  // over all three (delimiters and markers held when cut)
 };
 
-// Whether `out` (what the usual path sent for the bytes lean feeds took) is exactly one delta
+// Whether `out` (what span_extension sent for the bytes lean feeds took) is exactly one delta
 // of the kind's field (call `call` for arguments) equal to `expected`.
 bool lean_delta_is(const std::vector<delta>& out, lean_kind kind, std::size_t call,
                    std::string_view expected);
 
-// Views of deltas (feed_view after the usual path): `views` and `calls` are refilled.
+// Views of deltas (feed_view after a path other than lean_view): `views` and `calls` are refilled.
 void views_of(const std::vector<delta>& deltas, std::vector<delta_view>& views,
               std::vector<tool_call_delta_view>& calls);
 

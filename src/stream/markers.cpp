@@ -1,6 +1,6 @@
 // marker_prefixes (markers.h): the literals a reasoning/content span can hold, found by one
-// iterative walk of the grammar from the text tags, and the held-back tail check the session
-// runs on its folded text.
+// iterative walk of the grammar from the text tags; the session holds back their prefixes at
+// the end of its folded text (base::text_set::held).
 #include "stream/markers.h"
 
 #include <algorithm>
@@ -24,13 +24,7 @@ marker_prefixes::marker_prefixes(const peg::grammar& g) {
         [&](const auto& n) {
           using T = std::decay_t<decltype(n)>;
           if constexpr (std::is_same_v<T, peg::nodes::literal>) {
-            if (n.text.size() < 2) return;
-            for (std::size_t k = 1; k < n.text.size(); ++k) prefixes_.insert(n.text.substr(0, k));
-            if (std::find(literals_.begin(), literals_.end(), n.text) == literals_.end()) {
-              literals_.push_back(n.text);
-            }
-            first_[static_cast<unsigned char>(n.text[0])] = true;
-            longest_ = std::max(longest_, n.text.size() - 1);
+            if (n.text.size() >= 2) literals_.add(n.text);
           } else if constexpr (std::is_same_v<T, peg::nodes::sequence> ||
                                std::is_same_v<T, peg::nodes::choice>) {
             todo.insert(todo.end(), n.children.begin(), n.children.end());
@@ -48,20 +42,6 @@ marker_prefixes::marker_prefixes(const peg::grammar& g) {
         },
         g.at(id));
   }
-}
-
-std::size_t marker_prefixes::held(std::string_view text) const {
-  // Most tails hold no byte that can start a marker: no lookups then.
-  const std::size_t window = std::min(longest_, text.size());
-  bool any = false;
-  for (std::size_t i = text.size() - window; i < text.size() && !any; ++i) {
-    any = first_[static_cast<unsigned char>(text[i])];
-  }
-  if (!any) return 0;
-  for (std::size_t k = std::min(longest_, text.size()); k > 0; --k) {
-    if (prefixes_.find(text.substr(text.size() - k)) != prefixes_.end()) return k;
-  }
-  return 0;
 }
 
 }  // namespace chatpeg::stream::detail

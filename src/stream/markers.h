@@ -9,36 +9,28 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
+#include "chatpeg/base/text_set.h"
 #include "chatpeg/peg/grammar.h"
 
 namespace chatpeg::stream::detail {
-
-// Hashes a std::string and a std::string_view alike, so lookups need no temporary string.
-struct text_hash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
 
 class marker_prefixes {
  public:
   explicit marker_prefixes(const peg::grammar& g);
 
-  // Bytes at the end of text to hold back.
-  std::size_t held(std::string_view text) const;
+  // Bytes at the end of text to hold back: the longest suffix that is a proper prefix of a
+  // literal (base::held_prefix).
+  std::size_t held(std::string_view text) const { return literals_.held(text); }
 
-  // First bytes of the prefixes.
-  const std::array<bool, 256>& first() const { return first_; }
+  // First bytes of the literals.
+  const std::array<bool, 256>& first() const { return literals_.first(); }
   // The literals themselves (at least two bytes each).
-  const std::vector<std::string>& literals() const { return literals_; }
+  const std::vector<std::string>& literals() const { return literals_.texts(); }
 
  private:
-  std::unordered_set<std::string, text_hash, std::equal_to<>> prefixes_;
-  std::vector<std::string> literals_;
-  std::size_t longest_ = 0;
-  std::array<bool, 256> first_{};
+  base::text_set literals_;
 };
 
 }  // namespace chatpeg::stream::detail

@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "chatpeg/base/text_set.h"
+
 namespace chatpeg::stream::detail {
 namespace {
 
@@ -304,20 +306,20 @@ void open_span_finder::find(const peg::match_result& r, std::string_view input, 
 }
 
 // Whether `text` (input after a scan's end that holds no delimiter start before it) holds no
-// whole delimiter; held: the longest suffix that is a proper prefix of a delimiter.
+// whole delimiter; held: the longest suffix that is a proper prefix of a delimiter (the hold
+// rule, base::held_prefix).
 bool open_span_finder::extends_scan(const peg::nodes::until& u, std::string_view text,
                                     std::size_t& held) {
   held = 0;
+  std::size_t longest = 0;
   for (std::size_t i = 0; i < text.size(); ++i) {
     if (!u.first_bytes[static_cast<unsigned char>(text[i])]) continue;
-    const std::size_t rem = text.size() - i;
     for (const auto& d : u.delimiters) {
-      const std::size_t n = std::min(rem, d.size());
-      if (std::memcmp(text.data() + i, d.data(), n) != 0) continue;
-      if (n == d.size()) return false;  // a whole delimiter: the scan ends here
-      if (held == 0) held = rem;        // the earliest partial one is the longest suffix
+      if (text.compare(i, d.size(), d) == 0) return false;  // a whole delimiter: the scan ends
+      longest = std::max(longest, d.size());
     }
   }
+  if (longest != 0) held = base::held_prefix(text, 0, u.delimiters, u.first_bytes, longest);
   return true;
 }
 

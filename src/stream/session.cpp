@@ -76,7 +76,7 @@ void session::state::reset() {
 // No parser: the output is content, sent as it comes (incomplete UTF-8 held back).
 void session::state::plain_feed(std::vector<delta>& out) {
   std::string_view raw = output().substr(plain_consumed);
-  raw.remove_suffix(base::utf8_incomplete_tail(raw));
+  raw.remove_suffix(detail::utf8_hold::tail(raw));
   if (raw.empty()) return;
   plain_consumed += raw.size();
   delta d;
@@ -444,7 +444,7 @@ bool session::state::extends_span(std::string_view text, std::size_t back, std::
     marker |= first[b];
   }
   kind.stop = marker;
-  kind.whole_utf8 = !high || (base::is_valid_utf8(chunk) && base::utf8_incomplete_tail(chunk) == 0);
+  kind.whole_utf8 = !high || detail::utf8_hold::whole(chunk);
   return true;
 }
 

@@ -179,11 +179,11 @@ base::result<finish_result> session::state::finish(const finish_options& options
   sent_content = final_content.size();
   // The last text of one field: a delta, and appended to what `sent` holds.
   const auto send_text = [&](std::string delta::*field, std::optional<std::string>& cache) {
-    std::string& last = text.*field;
-    if (last.empty()) return;
-    if (!final_pending) (cache ? *cache : cache.emplace()).append(last);
+    std::string& piece = text.*field;
+    if (piece.empty()) return;
+    if (!final_pending) (cache ? *cache : cache.emplace()).append(piece);
     delta d;
-    d.*field = std::move(last);
+    d.*field = std::move(piece);
     out.deltas.push_back(std::move(d));
   };
   send_text(&delta::reasoning_content, sent.reasoning_content);

@@ -122,8 +122,7 @@ base::status session::state::catch_up() {
   chunk_kind kind;
   // Held bytes came back: the usual holds are looked at again.
   kind.stop = (lean_saw & detail::lean_class::check) != 0 || span.held != 0 || held_text != 0;
-  kind.whole_utf8 = (lean_saw & detail::lean_class::high) == 0 ||
-                    (base::is_valid_utf8(bytes) && base::utf8_incomplete_tail(bytes) == 0);
+  kind.whole_utf8 = (lean_saw & detail::lean_class::high) == 0 || detail::utf8_hold::whole(bytes);
   lean_saw = 0;
   span.held = held_after;
   // An escape cut by the end (held by the lean feed, and by the converter): its bytes.
@@ -184,14 +183,14 @@ void session::state::absorb_lane() {
   lane.feeds = 0;
   lean_saw |= lane.saw;
   lane.saw = 0;
-  lean_sent = input.size() - lane.held;
+  lean_sent = input.size();  // the lane holds nothing
 }
 
 // Arms the inline lane when the lean feed is armed (with what it holds), else disarms it.
 void session::state::update_lane() {
   lane.classes = nullptr;
-  if (lean.kind() == detail::lean_kind::off || lean_error || lean_sent > input.size()) return;
-  lane.held = input.size() - lean_sent;
+  // Held bytes (a cut delimiter, escape or UTF-8 sequence) are the lean feed's to look at again.
+  if (lean.kind() == detail::lean_kind::off || lean_error || lean_sent != input.size()) return;
   const std::size_t limit = matched_size + kWarmBytes;
   if (input.size() >= limit) return;
   switch (lean.kind()) {

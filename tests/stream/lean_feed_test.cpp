@@ -116,11 +116,11 @@ struct lane_fixture {
   }
 };
 
-// The inline lane against what the session's lean feed does with the same bytes (the rows
-// give the expected outcome): plain text goes through, a last byte that may start a delimiter
-// and an incomplete UTF-8 tail are held (and released by the next chunk), anything else is the
+// The inline lane takes a chunk only when it is plain text of the span and leaves nothing held:
+// plain bytes, a check byte that starts no text, whole UTF-8. A chunk that would leave bytes
+// held (a check byte at the end, an incomplete UTF-8 tail) or holds anything else is the
 // session's (-1), which then sees the input as it was.
-TEST(LeanLane, TakesPlainChunksAndHoldsSimpleTails) {
+TEST(LeanLane, TakesPlainChunksAndLeavesHoldsToTheSession) {
   std::array<std::uint8_t, 256> classes{};
   classes['<'] = lean_class::check;
   classes['"'] = lean_class::escape;
@@ -128,36 +128,27 @@ TEST(LeanLane, TakesPlainChunksAndHoldsSimpleTails) {
   for (std::size_t b = 0x80; b < 0x100; ++b) classes[b] = lean_class::high;
   const std::vector<std::string_view> texts = {"<tool_call>"};
   lean_pairs pairs;
-  pairs.build(texts, texts.size());
+  pairs.build(texts);
   struct row {
     std::vector<std::string_view> chunks;  // fed in turn; the last one is checked
     int views;
     std::string_view view;
-    std::size_t held;
   };
   const std::vector<row> rows = {
-      {{"abcd"}, 1, "abcd", 0},
-      {{"a<cd"}, 1, "a<cd", 0},          // '<' then 'c' starts no text
-      {{"a<td"}, -1, "", 0},             // "<t" may start "<tool_call>"
-      {{"abc<"}, 1, "abc", 1},           // cut by the end: held
-      {{"abc<", "x"}, 1, "<x", 0},       // and released
-      {{"abc<", "t"}, -1, "", 1},        // "<t": the session's
-      {{"<"}, 0, "", 1},                 // nothing to deliver yet
-      {{"\xC3\xA9"}, 1, "\xC3\xA9", 0},  // whole UTF-8
-      {{"a\xC3"}, 1, "a", 1},            // an incomplete sequence is held
-      {{"a\xC3",
-        "\xA9"
-        "b"},
-       1,
-       "\xC3\xA9"
-       "b",
-       0},
-      {{"<\xC3"}, -1, "", 0},  // a tail after a check byte: the session's
-      {{"\xC3("}, -1, "", 0},  // invalid
-      {{"a\"b"}, -1, "", 0},   // an escape (not a JSON string)
-      {{"a}"}, -1, "", 0},     // ends the span
-      {{""}, -1, "", 0},
-      {{"0123456789abcdefghijk"}, -1, "", 0},  // would reach the limit
+      {{"abcd"}, 1, "abcd"},
+      {{"a<cd"}, 1, "a<cd"},          // '<' then 'c' starts no text
+      {{"a<td"}, -1, ""},             // "<t" may start "<tool_call>"
+      {{"abc<"}, -1, ""},             // cut by the end: the session holds it
+      {{"<"}, -1, ""},                // likewise
+      {{"ab", "cd"}, 1, "cd"},        // chunk after chunk
+      {{"\xC3\xA9"}, 1, "\xC3\xA9"},  // whole UTF-8
+      {{"a\xC3"}, -1, ""},            // an incomplete sequence: the session holds it
+      {{"x", "\xE2\x82\xAC"}, 1, "\xE2\x82\xAC"},
+      {{"\xC3("}, -1, ""},  // invalid
+      {{"a\"b"}, -1, ""},   // an escape (not a JSON string)
+      {{"a}"}, -1, ""},     // ends the span
+      {{""}, -1, ""},
+      {{"0123456789abcdefghijk"}, -1, ""},  // would reach the limit
   };
   for (const auto& r : rows) {
     lane_fixture f(pairs, "prefix", 20);
@@ -171,7 +162,6 @@ TEST(LeanLane, TakesPlainChunksAndHoldsSimpleTails) {
       if (k + 1 < r.chunks.size() || r.views >= 0) want += r.chunks[k];
     }
     EXPECT_EQ(f.input.view(), want) << trace;
-    EXPECT_EQ(f.lane.held, r.held) << trace;
     EXPECT_EQ(f.lane.feeds, before + (r.views >= 0 ? 1 : 0)) << trace;
     if (r.views == 1) {
       EXPECT_EQ(f.field, r.view) << trace;
@@ -180,8 +170,8 @@ TEST(LeanLane, TakesPlainChunksAndHoldsSimpleTails) {
 }
 
 // A JSON-string span copies whole simple escapes; a raw string argument escapes its bytes
-// into the lane's buffer (the view is the escaped text); an escape cut by the end is held, an
-// escape the converter rewrites is left to the session.
+// into the lane's buffer (the view is the escaped text); an escape cut by the end, or one the
+// converter rewrites, is left to the session.
 TEST(LeanLane, EscapesInStringArguments) {
   std::array<std::uint8_t, 256> json_classes{};
   json_classes['\\'] = lean_class::escape;
@@ -191,28 +181,26 @@ TEST(LeanLane, EscapesInStringArguments) {
   raw_classes['\n'] = lean_class::escape | lean_class::check;
   const std::vector<std::string_view> texts = {"\n</parameter>"};
   lean_pairs pairs;
-  pairs.build(texts, texts.size());
+  pairs.build(texts);
   struct row {
     bool json;
     std::vector<std::string_view> chunks;
     int views;
     std::string_view view;
-    std::size_t held;
   };
   const std::vector<row> rows = {
-      {true, {"a\\nb"}, 1, "a\\nb", 0},
-      {true, {"\\\"x"}, 1, "\\\"x", 0},  // an escaped quote does not end the string
-      {true, {"ab\""}, -1, "", 0},       // the closing quote
-      {true, {"ab\\"}, 1, "ab", 1},      // an escape cut by the end is held
-      {true, {"ab\\", "nc"}, 1, "\\nc", 0},
-      {true, {"\\u00e9"}, -1, "", 0},  // rewritten by the converter
-      {false, {"say \"hi\""}, 1, "say \\\"hi\\\"", 0},
-      {false, {"a\tb"}, 1, "a\\tb", 0},
-      {false, {"x\ny"}, 1, "x\\ny", 0},  // a line break that starts no delimiter
-      {false, {"x\n<"}, -1, "", 0},      // it may start "\n</parameter>"
-      {false, {"x\n"}, 1, "x", 1},       // held
-      {false, {"x\n", "}"}, 1, "\\n}", 0},
-      {false, {"plain"}, 1, "plain", 0},
+      {true, {"a\\nb"}, 1, "a\\nb"},
+      {true, {"\\\"x"}, 1, "\\\"x"},  // an escaped quote does not end the string
+      {true, {"ab\""}, -1, ""},       // the closing quote
+      {true, {"ab\\"}, -1, ""},       // an escape cut by the end: the session holds it
+      {true, {"ab", "\\nc"}, 1, "\\nc"},
+      {true, {"\\u00e9"}, -1, ""},  // rewritten by the converter
+      {false, {"say \"hi\""}, 1, "say \\\"hi\\\""},
+      {false, {"a\tb"}, 1, "a\\tb"},
+      {false, {"x\ny"}, 1, "x\\ny"},  // a line break that starts no delimiter
+      {false, {"x\n<"}, -1, ""},      // it may start "\n</parameter>"
+      {false, {"x\n"}, -1, ""},       // cut by the end: the session holds it
+      {false, {"plain"}, 1, "plain"},
   };
   for (const auto& r : rows) {
     lane_fixture f(pairs, "", 100);
@@ -228,7 +216,6 @@ TEST(LeanLane, EscapesInStringArguments) {
     const int views = f.feed(r.chunks);
     EXPECT_EQ(views, r.views) << trace;
     EXPECT_EQ(f.input.view(), want_input) << trace;
-    EXPECT_EQ(f.lane.held, r.held) << trace;
     if (views != 1) continue;
     EXPECT_EQ(f.field, r.view) << trace;
     if (!r.json) {  // appended to what was returned before

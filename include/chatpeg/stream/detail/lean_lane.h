@@ -3,11 +3,11 @@
 // (content, reasoning, a string argument) is appended to the output buffer and returned as a
 // view of itself (escaped into a buffer for a raw argument); no call into the session, no state
 // touched but the buffers, the view and counters. Marked bytes that still leave the chunk
-// plain — a '<' that starts nothing, whole UTF-8, whole JSON escapes — are taken too, and what
-// the lean feed would hold in the simple cases (a delimiter's first byte, a cut escape, cut
-// UTF-8) is held here. Anything else — a marker, the warm-up point, token ids — takes the
-// session's out-of-line path, which also arms and disarms this lane. Internal to the stream
-// module (public only so feed_view can be inline).
+// plain — a '<' that starts nothing, whole UTF-8, whole JSON escapes — are taken too. The lane
+// holds nothing: a chunk that would leave bytes held (a delimiter's first byte, a cut escape,
+// cut UTF-8; the rules of holds.h), a marker, the warm-up point or token ids take the session's
+// out-of-line path, which also arms and disarms this lane. Internal to the stream module
+// (public only so feed_view can be inline).
 #pragma once
 
 #include <algorithm>
@@ -19,8 +19,8 @@
 #include <string_view>
 #include <vector>
 
-#include "chatpeg/base/utf8.h"
 #include "chatpeg/json/json.h"
+#include "chatpeg/stream/detail/holds.h"
 
 namespace chatpeg::stream {
 struct delta_view;
@@ -33,7 +33,7 @@ namespace lean_class {
 inline constexpr std::uint8_t check = 1;   // may start a delimiter, marker or stop
 inline constexpr std::uint8_t high = 2;    // part of a multi-byte UTF-8 sequence
 inline constexpr std::uint8_t escape = 4;  // json_args: the escape byte; raw_args: escaped
-inline constexpr std::uint8_t reject = 8;  // ends or changes the span: the usual path
+inline constexpr std::uint8_t reject = 8;  // ends or changes the span: another path
 }  // namespace lean_class
 
 // The first two bytes of the texts a lean feed must not let through (bit b0 << 8 | b1), and
@@ -41,10 +41,8 @@ inline constexpr std::uint8_t reject = 8;  // ends or changes the span: the usua
 struct lean_pairs {
   std::array<std::uint64_t, 1024> bits{};
   std::array<bool, 256> single{};
-  std::array<bool, 256> holdable{};  // first bytes of the first `holdable` texts of build()
 
-  // texts[0, holdable): what is held when cut by the end (delimiters, markers).
-  void build(const std::vector<std::string_view>& texts, std::size_t holdable_texts);
+  void build(const std::vector<std::string_view>& texts);
   // No text starts in bytes[from, end) nor is cut by the end there; `seen`: a check byte was
   // there (classes: the span's byte classes).
   bool clean(const std::uint8_t* classes, const unsigned char* bytes, std::size_t from,
@@ -132,11 +130,6 @@ inline std::string_view append_returned(byte_buffer& returned, std::string_view 
   return returned.view().substr(at);
 }
 
-// The JSON escapes a lean feed copies as is (the value converter keeps them unchanged).
-inline bool simple_json_escape(unsigned char c) {
-  return c == '"' || c == '\\' || c == 'n' || c == 't' || c == 'r';
-}
-
 struct lean_lane {
   // Armed when set: the open span's byte classes (lean_scanner::table()).
   const std::uint8_t* classes = nullptr;
@@ -146,7 +139,6 @@ struct lean_lane {
   std::string_view* field = nullptr;  // the view's text the chunk becomes
   const delta_view* view = nullptr;   // what feed_view returns
   std::size_t feeds = 0;              // chunks taken since the session last looked
-  std::size_t held = 0;               // bytes at the end of input not delivered yet
   std::uint8_t saw = 0;               // the classes of their bytes
   // A JSON string: an escape byte followed in the chunk by one of `"\\ntr` is copied as is.
   bool json_escapes = false;
@@ -155,10 +147,10 @@ struct lean_lane {
   bool raw_escapes = false;
   byte_buffer* escaped = nullptr;
 
-  // Takes the chunk when the lane is armed and the chunk (after what is held) is plain text of
-  // the span: no byte that ends or changes it, no text that starts in it (a check byte followed
-  // by a byte that makes no first pair), valid UTF-8, whole escapes. Returns the number of
-  // views (0: what came is held), or -1 when the session must look.
+  // Takes the chunk when the lane is armed and the chunk is plain text of the span that needs
+  // no hold: no byte that ends or changes it, no text that starts in it (a check byte followed
+  // by a byte that makes no first pair), whole valid UTF-8, whole simple escapes. Returns 1
+  // (one view), or -1 when the session must look.
   [[gnu::always_inline]] int take(std::string_view chunk) {
     if (classes == nullptr) return -1;
     const std::size_t at = input->size(), n = chunk.size();
@@ -169,12 +161,9 @@ struct lean_lane {
       if (cls == 0xFF) break;  // never: keeps the compiler from vectorizing a 4-byte loop
       any |= cls;
     }
-    if (any != 0 || held != 0) {
-      // A JSON string's whole simple escapes are plain too (the common marked chunk there).
-      if (!json_escapes || held != 0 || (any & ~(lean_class::escape | lean_class::reject)) != 0 ||
-          !whole_json_escapes(chunk)) {
-        return take_marked(chunk, any);
-      }
+    // A JSON string's whole simple escapes are plain too (the common marked chunk there).
+    if (any != 0 && (!json_escapes || (any & ~lean_class::escape) != 0 || !whole_escapes(chunk))) {
+      return take_marked(chunk, any);
     }
     input->append(chunk);
     if (raw_escapes) {  // plain bytes need no escaping; what was returned is kept
@@ -189,82 +178,42 @@ struct lean_lane {
   }
 
  private:
-  // Every escape byte of the chunk is followed in it by a simple escape, every quote or control
-  // byte is escaped.
-  bool whole_json_escapes(std::string_view chunk) const {
-    const auto* bytes = reinterpret_cast<const unsigned char*>(chunk.data());
-    for (std::size_t i = 0; i < chunk.size(); ++i) {
-      const std::uint8_t cls = classes[bytes[i]];
-      if (cls == 0) continue;
-      if ((cls & lean_class::escape) == 0 || i + 1 == chunk.size() ||
-          !simple_json_escape(bytes[i + 1])) {
-        return false;
-      }
-      ++i;
-    }
-    return true;
+  // Every escape byte of the chunk is followed in it by a simple escape and nothing ends the
+  // string (json_escape_hold, holding nothing).
+  bool whole_escapes(std::string_view chunk) const {
+    const json_escape_hold h = json_escape_hold::of(
+        reinterpret_cast<const unsigned char*>(chunk.data()), 0, chunk.size(),
+        [this](unsigned char b) { return (classes[b] & lean_class::escape) != 0; },
+        [this](unsigned char b) { return (classes[b] & lean_class::reject) != 0; });
+    return h.plain && h.held == 0;
   }
 
-  // A chunk with bytes that are not plain (`any`: the OR of their classes) or after held
-  // bytes. What the session's lean feed would hold, in the simple cases only: a last byte that
-  // starts a delimiter or marker (and no longer text), an escape cut by the end, an incomplete
-  // UTF-8 tail; anything else is the session's to decide.
+  // A chunk with bytes that are not plain (`any`: the OR of their classes) that is still plain
+  // text of the span: whole simple escapes (a JSON string) or bytes to escape (a raw argument),
+  // no text starting in it, whole valid UTF-8. What would be held or end the span is the
+  // session's to decide.
   [[gnu::noinline]] int take_marked(std::string_view chunk, std::uint8_t any) {
-    const std::size_t old = input->size(), from = old - held;
-    input->append(chunk);
-    const auto* bytes = reinterpret_cast<const unsigned char*>(input->data());
-    const std::size_t end = input->size();
-    for (std::size_t i = from; i < old; ++i) any |= classes[bytes[i]];
-    std::size_t hold = 0;
+    const auto* bytes = reinterpret_cast<const unsigned char*>(chunk.data());
     bool escape = false;
-    const auto refuse = [&] {
-      input->shrink(old);
-      return -1;
-    };
     if ((any & (lean_class::escape | lean_class::reject)) != 0) {
       if (json_escapes) {
-        // The byte after an escape byte is escaped (a quote there does not end the string).
-        for (std::size_t i = from; i < end; ++i) {
-          const std::uint8_t cls = classes[bytes[i]];
-          if (cls & lean_class::reject) return refuse();
-          if (!(cls & lean_class::escape)) continue;
-          if (i + 1 == end) {
-            hold = 1;  // cut by the end
-            break;
-          }
-          if (!simple_json_escape(bytes[i + 1])) return refuse();
-          ++i;
-        }
+        if (!whole_escapes(chunk)) return -1;
       } else if (raw_escapes && (any & lean_class::reject) == 0) {
         escape = true;  // the bytes need escaping
       } else {
-        return refuse();  // ends the span
+        return -1;  // ends the span
       }
     }
     if ((any & lean_class::check) != 0) {
-      const unsigned last = bytes[end - 1];
-      if (classes[last] & lean_class::check) {
-        if (hold != 0 || !pairs->holdable[last] || pairs->single[last]) return refuse();
-        hold = 1;  // may start a delimiter or marker
-      }
       bool seen = false;
-      if (!pairs->clean(classes, bytes, from, end - hold, seen)) return refuse();
+      if (!pairs->clean(classes, bytes, 0, chunk.size(), seen)) return -1;
     }
-    if ((any & lean_class::high) != 0) {
-      std::size_t tail = 0;
-      if (!base::short_utf8(bytes + from, end - hold - from, tail)) return refuse();
-      if (tail != 0) {
-        // The session holds an incomplete tail only where nothing else may start.
-        if (hold != 0 || (any & lean_class::check) != 0) return refuse();
-        hold = tail;
-      }
-    }
-    const std::size_t to = end - hold;
-    held = hold;
+    if ((any & lean_class::high) != 0 && !utf8_hold::whole(chunk)) return -1;
+    const std::size_t at = input->size();
+    input->append(chunk);
     ++feeds;
     saw |= any;
-    if (to == from) return 0;
-    const std::string_view text(input->data() + from, to - from);
+    const std::string_view text(input->data() + at, chunk.size());
     *field = raw_escapes ? append_returned(*escaped, text, escape) : text;
     return 1;
   }
