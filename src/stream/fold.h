@@ -86,14 +86,14 @@ class fold {
   std::optional<chat::message> complete(const peg::ast& prev, const peg::ast& next,
                                         std::string_view input);
 
-  // Streaming fast path: `t` is the AST advance() last folded with the nodes in `chain`
+  // The session's span_extension: `t` is the AST advance() last folded with the nodes in `chain`
   // (its partial nodes, outermost first) now ending at the end of the longer `input`; folds
   // their new bytes. Same contract as advance().
   base::result<outcome> extend(const peg::ast& t, const std::vector<std::uint32_t>& chain,
                                std::string_view input);
 
-  // Text fast path: node `index` of `t` (the AST last folded; a counted content/reasoning node
-  // folded up to the old end of input) now also spans `bytes` — valid, whole
+  // span_extension of one text: node `index` of `t` (the AST last folded; a counted
+  // content/reasoning node folded up to the old end of input) now also spans `bytes` — valid, whole
   // UTF-8 ending at the new end. Appends them; false (nothing changed) when the node does
   // not qualify.
   bool append_text(const peg::ast& t, std::uint32_t index, std::string_view bytes);

@@ -1,4 +1,4 @@
-// The feed fast path of stream::session: after a lenient match whose input ends
+// stream::session's span_extension path: after a lenient match whose input ends
 // inside an open text span — an `until` scan (content, reasoning, raw tagged argument values)
 // or the plain-character run of a JSON string — most chunks cannot change the parse. This
 // finds that state from the match and the grammar and gives the bytes that could change it;

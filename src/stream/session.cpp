@@ -1,18 +1,21 @@
 // stream::session: a growing model output → OpenAI deltas.
 //
-// Every feed appends the chunk to parse_prefix + output, matches it leniently with one
-// persistent matcher (match_growing: work on the unchanged prefix is reused), folds the AST
-// incrementally (fold.h: only nodes that grew or are new are visited, only new bytes are
+// Each feed takes one of the paths of session::state::feed_path, picked by pick_path(). The
+// general one (matched) appends the chunk to parse_prefix + output, matches it leniently with
+// one persistent matcher (match_growing: work on the unchanged prefix is reused), folds the
+// AST incrementally (fold.h: only nodes that grew or are new are visited, only new bytes are
 // copied) and diffs the fold against what was already sent: content and reasoning are sent as
 // suffixes, a call's header {index, id, name} once it is named (and, when the grammar can
 // carry a call id, once that id is decided), then its argument fragments. What the fold holds
 // back (partial markers, incomplete UTF-8, undecided words and quotes) is not in it yet, so it
 // is never sent early. A fold that would shrink what was sent is an internal error and nothing
-// is sent. finish() (session_finish.cpp) completes the fold with the complete match, or runs
-// the one-shot parse code on the whole output where the fold cannot vouch for the result (the
-// final message is exactly stream::parse's either way), and sends what is still missing.
-// feed_view's lean feed, which bypasses all of this while bytes only extend open text, is in
-// session_lean.cpp and lean_lane.h. The state all three share is session_state.h.
+// is sent. span_extension skips the matcher while the bytes only extend the open span the last
+// match ended in; deferred waits while a large AST has few new bytes. finish()
+// (session_finish.cpp) completes the fold with the complete match, or runs the one-shot parse
+// code on the whole output where the fold cannot vouch for the result (the final message is
+// exactly stream::parse's either way), and sends what is still missing. feed_view's lean_view
+// path, which bypasses all of this while bytes only extend open text, is in session_lean.cpp
+// and lean_lane.h. The state all three share, in named parts, is session_state.h.
 #include "chatpeg/stream/session.h"
 
 #include "stream/session_state.h"
@@ -24,93 +27,127 @@ std::size_t session::state::call_start(const peg::ast* tree, const detail::call_
   return tree->nodes()[c.owner].start;
 }
 
-void session::state::reset() {
-  lane.classes = nullptr;
-  lane.feeds = 0;
-  lane.saw = 0;
-  lean.disarm();
-  lean_feeds = 0;
-  lean_total = 0;
-  lean_error.reset();
-  input.assign(prepared->parse_prefix);
+void session::state::received_input::reset(std::string_view parse_prefix) {
+  input.assign(parse_prefix);
+  prefix = parse_prefix.size();
   tokens.clear();
   tokens_given = false;
   token_mode = false;
   shadow.clear();
   scan_from = 0;
   decided = 0;
-  seen = 0;
+}
+
+std::string_view session::state::received_input::match_input() const {
+  if (!token_mode) return input;
+  return std::string_view(shadow).substr(0, prefix + decided);
+}
+
+std::string_view session::state::received_input::fold_input() const {
+  if (!token_mode) return input;
+  return input.view().substr(0, prefix + decided);
+}
+
+void session::state::received_input::take(std::string_view chunk, std::span<const std::int32_t> ids,
+                                          bool token_aware) {
+  if (!ids.empty() || tokens_given) {
+    if (!tokens_given) tokens.assign(output().size(), kNoIds);
+    tokens_given = true;
+    if (ids.empty()) {
+      tokens.insert(tokens.end(), chunk.size(), kNoIds);
+    } else {
+      tokens.insert(tokens.end(), ids.begin(), ids.end());
+    }
+  }
+  if (!token_mode && !ids.empty() && token_aware) {
+    token_mode = true;  // from here on: bytes before follow the text rule
+    shadow.assign(input.view());
+    scan_from = decided = output().size();
+  }
+  input.append(chunk);
+  if (token_mode) shadow.append(chunk);
+}
+
+void session::state::received_input::decide_markers(const detail::special_markers& specials,
+                                                    bool at_end) {
+  scan_from = decided =
+      specials.decide(output(), tokens, shadow, prefix, scan_from, at_end, kNoIds);
+}
+
+void session::state::sent_record::reset() {
+  message = chat::message{};
+  content = 0;
+  reasoning = 0;
+  args.clear();
+  call_of.clear();
+  starts.clear();
+  held_text = 0;
+  settled = 0;
+  settled_named = 0;
+  plain = 0;
+  final_pending = false;
+  final_hit_limit = false;
+}
+
+void session::state::sent_record::add_call(chat::tool_call header, std::size_t start) {
+  message.tool_calls.push_back(std::move(header));
+  starts.push_back(start);
+  args.push_back(0);
+  call_of.push_back(0);
+}
+
+void session::state::match_and_fold::reset() {
   last = peg::match_result{};
   fold.clear();
   spare.clear();
   fold_valid = false;
+  seen = 0;
+  matched_size = 0;
   span = detail::open_span{};
   span_text = peg::no_ast;
-  plain_consumed = 0;
-  fast_feeds = 0;
-  matched_feeds = 0;
-  deferred_feeds = 0;
-  scanned_bytes = 0;
-  node_visits = 0;
-  matched_nodes = 0;
-  matched_size = 0;
-  delta_count = 0;
-  sent = chat::message{};
-  sent_content = 0;
-  sent_reasoning = 0;
-  sent_args.clear();
-  sent_call_of.clear();
-  final_pending = false;
-  final_hit_limit = false;
-  sent_starts.clear();
-  settled = 0;
-  settled_named = 0;
-  held_text = 0;
-  finished = false;
-  finish_folded = false;
   ambiguous.clear();
   alt_hold = {};
+  extension_error.reset();
   reset_growing();
 }
 
+void session::state::lean_state::reset() {
+  lane.classes = nullptr;
+  lane.feeds = 0;
+  lane.saw = 0;
+  scanner.disarm();
+  feeds = 0;
+  saw = 0;
+  error.reset();
+}
+
+void session::state::reset() {
+  in.reset(prepared->parse_prefix);
+  sent.reset();
+  match.reset();
+  lean.reset();
+  counts = counters{};
+  finished = false;
+  finish_folded = false;
+}
+
 // No parser: the output is content, sent as it comes (incomplete UTF-8 held back).
-void session::state::plain_feed(std::vector<delta>& out) {
-  std::string_view raw = output().substr(plain_consumed);
+void session::state::no_parser_feed(std::vector<delta>& out) {
+  std::string_view raw = output().substr(sent.plain);
   raw.remove_suffix(detail::utf8_hold::tail(raw));
   if (raw.empty()) return;
-  plain_consumed += raw.size();
+  sent.plain += raw.size();
   delta d;
   d.content = base::sanitize_utf8(raw);
-  if (!sent.content) sent.content.emplace();
-  sent.content->append(d.content);
-  sent_content += d.content.size();
+  if (!sent.message.content) sent.message.content.emplace();
+  sent.message.content->append(d.content);
+  sent.content += d.content.size();
   out.push_back(std::move(d));
 }
 
 std::string session::state::new_id() {
   std::string id = options.id_generator ? options.id_generator() : generate_call_id();
   return id.empty() ? generate_call_id() : id;
-}
-
-std::string_view session::state::match_input() const {
-  if (!token_mode) return input;
-  return std::string_view(shadow).substr(0, prefix_size() + decided);
-}
-
-std::string_view session::state::fold_input() const {
-  if (!token_mode) return input;
-  return std::string_view(input).substr(0, prefix_size() + decided);
-}
-
-// Decides the marker occurrences from scan_from on (at_end: the output is complete) and
-// moves `decided` (special_markers::decide).
-void session::state::decide_markers(bool at_end) {
-  scan_from = decided =
-      specials.decide(output(), tokens, shadow, prefix_size(), scan_from, at_end, kNoIds);
-}
-
-void session::state::reset_growing() {
-  if (matcher) matcher->reset_growing();
 }
 
 // Text suffix of `now` beyond the n bytes sent; false when `now` does not extend them (the
@@ -144,49 +181,49 @@ base::status session::state::diff_fold(const detail::fold& f, bool full_check,
   delta text;
   // The fold may hold text that a held-back marker prefix kept from being sent: only the
   // sent part must be a prefix.
-  const std::size_t held_reasoning = alt_hold.content ? 0 : alt_hold.bytes;
-  const std::size_t held_content = alt_hold.content ? alt_hold.bytes : 0;
-  if (!suffix(f.reasoning(), sent_reasoning, sent.reasoning_content, full_check,
+  const std::size_t held_reasoning = match.alt_hold.content ? 0 : match.alt_hold.bytes;
+  const std::size_t held_content = match.alt_hold.content ? match.alt_hold.bytes : 0;
+  if (!suffix(f.reasoning(), sent.reasoning, sent.message.reasoning_content, full_check,
               text.reasoning_content, true, held_reasoning)) {
     return retraction("reasoning");
   }
-  if (!suffix(f.content(), sent_content, sent.content, full_check, text.content, true,
+  if (!suffix(f.content(), sent.content, sent.message.content, full_check, text.content, true,
               held_content)) {
     return retraction("content");
   }
   const auto& calls = f.calls();
-  std::size_t first = full_check ? 0 : settled;
-  std::size_t k = full_check ? 0 : settled_named;
-  touched.clear();
+  std::size_t first = full_check ? 0 : sent.settled;
+  std::size_t k = full_check ? 0 : sent.settled_named;
+  match.touched.clear();
   for (std::size_t fi = first; fi < calls.size(); ++fi) {
     const auto& c = calls[fi];
     if (!c.named) continue;
-    if (k < sent.tool_calls.size()) {
-      const auto& s = sent.tool_calls[k];
+    if (k < sent.message.tool_calls.size()) {
+      const auto& s = sent.message.tool_calls[k];
       if (c.call.name != s.name) return broken_call(k, unsent_from(), output().size());
       // Re-read from scratch, call k may now be a later call (the announced one broke and
       // became text): not a retraction of the same call but output that stopped matching.
-      if (full_check && k < sent_starts.size() && sent_starts[k] != kNoStart &&
-          call_start(tree, c) != sent_starts[k]) {
+      if (full_check && k < sent.starts.size() && sent.starts[k] != kNoStart &&
+          call_start(tree, c) != sent.starts[k]) {
         return broken_call(k, unsent_from(), output().size());
       }
-      if (c.call.arguments.size() < sent_args[k] ||
+      if (c.call.arguments.size() < sent.args[k] ||
           (full_check && !starts_with(c.call.arguments, s.arguments))) {
         return retraction("arguments of call " + std::to_string(k));
       }
     } else if (ids_expected && c.call.id.empty() && !c.closed) {
       break;  // its header waits for the model's id (or the end of the call)
     }
-    touched.emplace_back(k, &c);
+    match.touched.emplace_back(k, &c);
     ++k;
   }
-  if (full_check && k < sent.tool_calls.size()) {
+  if (full_check && k < sent.message.tool_calls.size()) {
     return broken_call(k, unsent_from(), output().size());
   }
 
   // Apply.
-  sent_reasoning += text.reasoning_content.size();
-  sent_content += text.content.size();
+  sent.reasoning += text.reasoning_content.size();
+  sent.content += text.content.size();
   if (!text.reasoning_content.empty()) {
     delta d;
     d.reasoning_content = std::move(text.reasoning_content);
@@ -197,21 +234,18 @@ base::status session::state::diff_fold(const detail::fold& f, bool full_check,
     d.content = std::move(text.content);
     out.push_back(std::move(d));
   }
-  for (const auto& [index, c] : touched) {
-    if (index == sent.tool_calls.size()) {
+  for (const auto& [index, c] : match.touched) {
+    if (index == sent.message.tool_calls.size()) {
       chat::tool_call header;
       header.id = c->call.id.empty() ? new_id() : c->call.id;
       header.name = c->call.name;
       delta d;
       d.tool_calls.push_back({.index = index, .id = header.id, .name = header.name});
       out.push_back(std::move(d));
-      sent.tool_calls.push_back(std::move(header));
-      sent_starts.push_back(call_start(tree, *c));
-      sent_args.push_back(0);
-      sent_call_of.push_back(0);
+      sent.add_call(std::move(header), call_start(tree, *c));
     }
-    sent_call_of[index] = static_cast<std::size_t>(c - calls.data());
-    std::size_t& args = sent_args[index];
+    sent.call_of[index] = static_cast<std::size_t>(c - calls.data());
+    std::size_t& args = sent.args[index];
     if (c->call.arguments.size() > args) {
       tool_call_delta& t = argument_delta(out);
       t.index = index;
@@ -221,19 +255,19 @@ base::status session::state::diff_fold(const detail::fold& f, bool full_check,
   }
   // Calls that are closed and wholly sent need no more looks.
   if (full_check) {
-    settled = 0;
-    settled_named = 0;
+    sent.settled = 0;
+    sent.settled_named = 0;
   }
-  while (settled < calls.size() && calls[settled].closed) {
-    const auto& c = calls[settled];
+  while (sent.settled < calls.size() && calls[sent.settled].closed) {
+    const auto& c = calls[sent.settled];
     if (c.named) {
-      if (settled_named >= sent.tool_calls.size() ||
-          sent_args[settled_named] != c.call.arguments.size()) {
+      if (sent.settled_named >= sent.message.tool_calls.size() ||
+          sent.args[sent.settled_named] != c.call.arguments.size()) {
         break;
       }
-      ++settled_named;
+      ++sent.settled_named;
     }
-    ++settled;
+    ++sent.settled;
   }
   return {};
 }
@@ -264,10 +298,59 @@ tool_call_delta& session::state::argument_delta(std::vector<delta>& out) {
   return t;
 }
 
-// Appends the deltas to out (cleared first; argument-fragment deltas are kept for reuse).
-base::status session::state::feed(std::string_view chunk,
-                                  std::span<const std::int32_t> chunk_tokens,
-                                  std::vector<delta>& out) {
+// The path for the chunk: the first whose conditions hold, in the order of feed_path.
+// Before the chunk is taken only lean_view is decided (lean_feed takes the chunk itself);
+// after, one of the others, with what span_extension needs in `plan`.
+session::state::feed_path session::state::pick_path(std::string_view chunk,
+                                                    std::span<const std::int32_t> ids, bool view,
+                                                    bool taken, extension_plan& plan) const {
+  if (!taken) {
+    const bool lean_applies = view && lean.armed() && ids.empty() && !chunk.empty() &&
+                              in.input.size() + chunk.size() - match.matched_size < kWarmBytes;
+    return lean_applies ? feed_path::lean_view : feed_path::matched;
+  }
+  if (!match.matcher) return feed_path::no_parser;
+  const std::string_view now = in.match_input();
+  if (now.size() == match.seen && match.fold_valid) return feed_path::nothing_new;
+  const std::size_t before = std::min(match.seen, now.size());
+  // Warm-up: after kWarmBytes on the extension paths the matcher runs once (when a matched
+  // feed would not be deferred), so its scans' resume points stay near the end and the feed
+  // that finally needs it (a delimiter) costs a bounded look-back, not the whole span.
+  const std::size_t pending = now.size() - match.matched_size;
+  const std::size_t nodes = match.last.ast.nodes().size();
+  const bool warm =
+      pending >= kWarmBytes && (nodes < kAmortizeFromNodes || pending * kAmortizeRatio >= nodes);
+  const auto& last = match.last;
+  const auto& span = match.span;
+  if (!options.general_path_only && !warm && match.fold_valid && span.stop && before < now.size() &&
+      last.end <= before && span.lookback <= last.end &&
+      only_extends_span(now.substr(last.end - span.lookback), span.lookback, plan.held,
+                        plan.lookback, plan.kind)) {
+    plan.from = last.end;
+    plan.to = now.size() - plan.held;
+    return feed_path::span_extension;
+  }
+  // Amortized matching: a matched feed costs O(AST nodes) (the matcher hands back the whole
+  // AST and the fold compares it with the last one), so once the AST is large the matcher
+  // runs only when the bytes waiting since the last match are a fixed fraction of it. The
+  // work stays linear in the output (10,000 parallel calls in 16-byte chunks was quadratic:
+  // 71 s vs 79 ms in one piece); deltas then come in batches of at most nodes / 4 bytes.
+  // finish() always parses everything.
+  if (match.fold_valid && nodes >= kAmortizeFromNodes && pending * kAmortizeRatio < nodes) {
+    return feed_path::deferred;
+  }
+  return feed_path::matched;
+}
+
+// Appends the deltas to out (cleared first; argument-fragment deltas are kept for reuse), or
+// for lean_view sets lean.view and `views` (out untouched).
+base::status session::state::feed(std::string_view chunk, std::span<const std::int32_t> ids,
+                                  std::vector<delta>& out, bool view, std::size_t* views) {
+  extension_plan plan;
+  if (view && pick_path(chunk, ids, view, false, plan) == feed_path::lean_view &&
+      lean_feed(chunk, *views)) {
+    return {};
+  }
   if (auto caught = catch_up(); !caught) {
     out.clear();
     return caught;
@@ -283,98 +366,73 @@ base::status session::state::feed(std::string_view chunk,
   if (finished) {
     return base::make_error(base::errc::invalid_argument, "feed() after finish()");
   }
-  if (!chunk_tokens.empty() && chunk_tokens.size() != chunk.size()) {
+  if (!ids.empty() && ids.size() != chunk.size()) {
     return base::make_error(base::errc::invalid_argument,
-                            "token ids: " + std::to_string(chunk_tokens.size()) +
-                                " given for a chunk of " + std::to_string(chunk.size()) +
+                            "token ids: " + std::to_string(ids.size()) + " given for a chunk of " +
+                                std::to_string(chunk.size()) +
                                 " bytes (one per byte, -1 where a token continues)");
   }
-  if (!chunk_tokens.empty() || tokens_given) {
-    if (!tokens_given) tokens.assign(output().size(), kNoIds);
-    tokens_given = true;
-    if (chunk_tokens.empty()) {
-      tokens.insert(tokens.end(), chunk.size(), kNoIds);
-    } else {
-      tokens.insert(tokens.end(), chunk_tokens.begin(), chunk_tokens.end());
-    }
+  in.take(chunk, ids, !specials.empty() && match.matcher);
+  if (in.token_mode) in.decide_markers(specials, false);
+  const feed_path path = pick_path(chunk, ids, view, true, plan);
+  if (path != feed_path::no_parser && path != feed_path::nothing_new) {
+    match.seen = in.match_input().size();
   }
-  if (!token_mode && !chunk_tokens.empty() && !specials.empty() && matcher) {
-    token_mode = true;  // from here on: bytes before follow the text rule
-    shadow.assign(input.view());
-    scan_from = decided = output().size();
+  switch (path) {
+    case feed_path::no_parser:
+      no_parser_feed(out);
+      return {};
+    case feed_path::nothing_new:
+      return {};
+    case feed_path::span_extension:
+      match.span.held = plan.held;
+      match.span.lookback = plan.lookback;
+      switch (extend_span(in.fold_input().substr(plan.from, plan.to - plan.from), plan.to,
+                          plan.kind, out)) {
+        case extension::done:
+          ++counts.extension_feeds;
+          try_arm(plan.from, plan.to, out);
+          return {};
+        case extension::failed:
+          return std::move(*match.extension_error);
+        case extension::declined:
+          break;
+      }
+      // The fold could not take the extension (it is no longer valid): match as usual.
+      return match_feed(out);
+    case feed_path::deferred:
+      match.lose_span();
+      ++counts.deferred_feeds;
+      return {};
+    case feed_path::lean_view:
+    case feed_path::matched:
+      break;
   }
-  input.append(chunk);
-  if (!matcher) {
-    plain_feed(out);
-    return {};
-  }
-  if (token_mode) {
-    shadow.append(chunk);
-    decide_markers(false);
-  }
-  const std::string_view now = match_input();
-  if (now.size() == seen && fold_valid) return {};
-  const std::size_t before = std::min(seen, now.size());
-  seen = now.size();
-  chunk_kind kind;
-  std::size_t held_after = 0;
-  // Warm-up: after kWarmBytes on the fast path the matcher runs once (when a matched feed
-  // would not be deferred), so its scans' resume points stay near the end and the feed that
-  // finally needs it (a delimiter) costs a bounded look-back, not the whole span.
-  const std::size_t pending = now.size() - matched_size;
-  const std::size_t ast_nodes = last.ast.nodes().size();
-  const bool warm = pending >= kWarmBytes &&
-                    (ast_nodes < kAmortizeFromNodes || pending * kAmortizeRatio >= ast_nodes);
-  std::size_t lookback = 0;
-  if (!options.general_path_only && !warm && fold_valid && span.stop && before < now.size() &&
-      last.end <= before && span.lookback <= last.end &&
-      extends_span(now.substr(last.end - span.lookback), span.lookback, held_after, lookback,
-                   kind)) {
-    const std::size_t from = last.end, to = now.size() - held_after;
-    span.held = held_after;
-    span.lookback = lookback;
-    switch (fast_feed(fold_input().substr(from, to - from), to, kind, out)) {
-      case fast::done:
-        try_arm(from, to, out);
-        return {};
-      case fast::failed:
-        return std::move(*fast_error);
-      case fast::no:
-        break;
-    }
-    // The fold could not take the extension: match as usual.
-  }
-  span.stop = nullptr;
-  // Amortized matching: a matched feed costs O(AST nodes) (the matcher hands back the whole
-  // AST and the fold compares it with the last one), so once the AST is large the matcher
-  // runs only when the bytes waiting since the last match are a fixed fraction of it. The
-  // work stays linear in the output (10,000 parallel calls in 16-byte chunks was quadratic:
-  // 71 s vs 79 ms in one piece); deltas then come in batches of at most nodes / 4 bytes.
-  // finish() always parses everything.
-  const std::size_t nodes = last.ast.nodes().size();
-  if (fold_valid && nodes >= kAmortizeFromNodes &&
-      (now.size() - matched_size) * kAmortizeRatio < nodes) {
-    ++deferred_feeds;
-    return {};
-  }
-  matched_size = now.size();
-  ++matched_feeds;
+  return match_feed(out);
+}
 
+// The general path: match the input so far (match_growing), advance the fold over the new
+// AST (or fold it again when it is not an extension of the last one) and send the difference.
+base::status session::state::match_feed(std::vector<delta>& out) {
+  match.lose_span();
+  match.matched_size = in.match_input().size();
+  ++counts.matched_feeds;
   peg::match_result r = match_growing();
-  matched_nodes += r.ast.nodes().size();
-  scanned_bytes += r.scanned_bytes;
-  node_visits += r.node_visits;
+  counts.matched_nodes += r.ast.nodes().size();
+  counts.scanned_bytes += r.scanned_bytes;
+  counts.node_visits += r.node_visits;
   if (r.status == peg::match_status::fail) return match_error(std::move(r.error));
 
   bool full_check = false;
   base::result<detail::fold::outcome> advanced =
-      fold_valid ? fold.advance(&last.ast, r.ast, fold_input()) : detail::fold::outcome::diverged;
+      match.fold_valid ? match.fold.advance(&match.last.ast, r.ast, in.fold_input())
+                       : detail::fold::outcome::diverged;
   if (!advanced || *advanced == detail::fold::outcome::diverged) {
     // Not an extension of the previous AST (or the fold broke): fold it all again.
-    spare.clear();
-    auto again = spare.advance(nullptr, r.ast, fold_input());
+    match.spare.clear();
+    auto again = match.spare.advance(nullptr, r.ast, in.fold_input());
     if (!again || *again == detail::fold::outcome::diverged) {
-      fold_valid = false;
+      match.fold_valid = false;
       if (!again) {
         base::error e = std::move(again).error();
         detail::rebase_location(e.where, prefix_size(), output());
@@ -383,37 +441,37 @@ base::status session::state::feed(std::string_view chunk,
       return base::make_error(base::errc::internal_error, "the fold diverged from itself");
     }
     materialize();  // what was sent, from the fold that holds it, before it is replaced
-    std::swap(fold, spare);
+    std::swap(match.fold, match.spare);
     full_check = true;
   }
   update_alt_hold(r.ast);
-  auto diffed = diff_fold(fold, full_check, out, &r.ast);
+  auto diffed = diff_fold(match.fold, full_check, out, &r.ast);
   if (!diffed) {
-    fold_valid = false;  // the fold is ahead of (or beside) what was sent
+    match.fold_valid = false;  // the fold is ahead of (or beside) what was sent
     return diffed;
   }
-  fold_valid = true;
-  last = std::move(r);
-  update_held();
+  match.fold_valid = true;
+  match.last = std::move(r);
+  sent.update_held(match.fold);
   find_span();
   return {};
 }
 
 void session::state::find_span() {
-  spans->find(last, match_input(), span);
-  span_text = peg::no_ast;
-  if (!span.stop) return;
-  const auto& nodes = last.ast.nodes();
-  for (const std::uint32_t i : span.chain) {
+  spans->find(match.last, in.match_input(), match.span);
+  match.span_text = peg::no_ast;
+  if (!match.span.stop) return;
+  const auto& nodes = match.last.ast.nodes();
+  for (const std::uint32_t i : match.span.chain) {
     const peg::tag t = nodes[i].tag;
     if (t == peg::tag::none) continue;
     if (t != peg::tag::content && t != peg::tag::reasoning) {
-      span_text = peg::no_ast;
+      match.span_text = peg::no_ast;
       return;
     }
-    if (fold.counted_text(i)) {
-      if (span_text != peg::no_ast) return;  // (cannot happen: nested text is not counted)
-      span_text = i;
+    if (match.fold.counted_text(i)) {
+      if (match.span_text != peg::no_ast) return;  // (cannot happen: nested text is not counted)
+      match.span_text = i;
     }
   }
 }
@@ -421,20 +479,17 @@ void session::state::find_span() {
 // The text held back for a later reading (alt_reading.h) of the open text node of t.
 void session::state::update_alt_hold(const peg::ast& t) {
   if (!alts || alts->empty()) return;
-  alt_hold = ambiguous.update(*alts, *prepared->parser, t, match_input(), fold.content().size(),
-                              fold.reasoning().size());
-}
-
-void session::state::update_held() {
-  held_text = fold.content().size() - sent_content + fold.reasoning().size() - sent_reasoning;
+  match.alt_hold =
+      match.ambiguous.update(*alts, *prepared->parser, t, in.match_input(),
+                             match.fold.content().size(), match.fold.reasoning().size());
 }
 
 // The input after the span (held bytes, then the chunk) only extends the open span
 // (open_span_finder::extends); what it adds to the span is all but the last `held` bytes.
 // `text` starts `back` bytes before the span's end (span.lookback).
-bool session::state::extends_span(std::string_view text, std::size_t back, std::size_t& held,
-                                  std::size_t& lookback, session::state::chunk_kind& kind) const {
-  if (!spans->extends(span, text, held, lookback)) return false;
+bool session::state::only_extends_span(std::string_view text, std::size_t back, std::size_t& held,
+                                       std::size_t& lookback, chunk_kind& kind) const {
+  if (!spans->extends(match.span, text, held, lookback)) return false;
   const std::string_view chunk = text.substr(back, text.size() - held - back);
   const auto& first = text_stop;
   bool high = false, marker = false;
@@ -448,29 +503,29 @@ bool session::state::extends_span(std::string_view text, std::size_t back, std::
   return true;
 }
 
-// Text fast path: the open span is one counted content/reasoning node and the chunk is whole
-// UTF-8: append it to the fold and send what no marker prefix or later reading holds back
+// span_extension of one text: the open span is one counted content/reasoning node and the chunk is
+// whole UTF-8: append it to the fold and send what no marker prefix or later reading holds back
 // (the suffix rule of diff_fold, for one text). False when the node does not qualify.
-bool session::state::append_open_text(std::string_view chunk, session::state::chunk_kind kind,
+bool session::state::append_open_text(std::string_view chunk, chunk_kind kind,
                                       std::vector<delta>& out) {
-  const bool is_content = last.ast.nodes()[span_text].tag == peg::tag::content;
-  std::size_t& sent_text = is_content ? sent_content : sent_reasoning;
+  const bool is_content = match.last.ast.nodes()[match.span_text].tag == peg::tag::content;
+  std::size_t& sent_text = is_content ? sent.content : sent.reasoning;
   // Held text of the other kind stays with diff_fold.
-  if (held_text != 0 && (is_content ? fold.reasoning().size() - sent_reasoning
-                                    : fold.content().size() - sent_content) != 0) {
+  if (sent.held_text != 0 && (is_content ? match.fold.reasoning().size() - sent.reasoning
+                                         : match.fold.content().size() - sent.content) != 0) {
     return false;
   }
-  if (!fold.append_text(last.ast, span_text, chunk)) return false;
-  if (chunk.empty()) return true;      // only held delimiter bytes came
-  if (!kind.stop && held_text == 0) {  // nothing held before, nothing to hold now
+  if (!match.fold.append_text(match.last.ast, match.span_text, chunk)) return false;
+  if (chunk.empty()) return true;           // only held delimiter bytes came
+  if (!kind.stop && sent.held_text == 0) {  // nothing held before, nothing to hold now
     sent_text += chunk.size();
     out.emplace_back();
     (is_content ? out.back().content : out.back().reasoning_content).assign(chunk);
     return true;
   }
-  update_alt_hold(last.ast);
-  const std::string& text = is_content ? fold.content() : fold.reasoning();
-  const std::size_t also = alt_hold.content == is_content ? alt_hold.bytes : 0;
+  update_alt_hold(match.last.ast);
+  const std::string& text = is_content ? match.fold.content() : match.fold.reasoning();
+  const std::size_t also = match.alt_hold.content == is_content ? match.alt_hold.bytes : 0;
   const std::size_t end = text.size() - std::min(text.size(), std::max(markers->held(text), also));
   const std::size_t from = sent_text;
   if (end > from) {
@@ -479,57 +534,45 @@ bool session::state::append_open_text(std::string_view chunk, session::state::ch
     d.assign(text, from, end - from);
     sent_text = end;
   }
-  update_held();
+  sent.update_held(match.fold);
   return true;
 }
 
-session::state::fast session::state::fast_feed(std::string_view chunk, std::size_t span_end,
-                                               session::state::chunk_kind kind,
-                                               std::vector<delta>& out,
-                                               const session::state::verbatim_run* run) {
+session::state::extension session::state::extend_span(std::string_view chunk, std::size_t span_end,
+                                                      chunk_kind kind, std::vector<delta>& out,
+                                                      const verbatim_run* run) {
   const auto size = static_cast<std::uint32_t>(span_end);
-  auto& nodes = last.ast.mutable_nodes();
-  for (const std::uint32_t i : span.chain) nodes[i].end = size;
-  last.end = size;
-  if (kind.whole_utf8 && span_text != peg::no_ast && append_open_text(chunk, kind, out)) {
-    ++fast_feeds;
-    return fast::done;
+  auto& nodes = match.last.ast.mutable_nodes();
+  for (const std::uint32_t i : match.span.chain) nodes[i].end = size;
+  match.last.end = size;
+  if (kind.whole_utf8 && match.span_text != peg::no_ast && append_open_text(chunk, kind, out)) {
+    return extension::done;
   }
-  if (!run || !fold.append_verbatim(last.ast, span.chain, fold_input(), run->from, run->text)) {
-    auto advanced = fold.extend(last.ast, span.chain, fold_input());
+  if (!run || !match.fold.append_verbatim(match.last.ast, match.span.chain, in.fold_input(),
+                                          run->from, run->text)) {
+    auto advanced = match.fold.extend(match.last.ast, match.span.chain, in.fold_input());
     if (!advanced || *advanced == detail::fold::outcome::diverged) {
-      fold_valid = false;
-      span.stop = nullptr;
-      return fast::no;
+      match.fold_valid = false;
+      match.lose_span();
+      return extension::declined;
     }
   }
-  update_alt_hold(last.ast);
-  auto diffed = diff_fold(fold, false, out, &last.ast);
+  update_alt_hold(match.last.ast);
+  auto diffed = diff_fold(match.fold, false, out, &match.last.ast);
   if (!diffed) {
-    fold_valid = false;
-    span.stop = nullptr;
-    fast_error = std::move(diffed).error();
-    return fast::failed;
+    match.fold_valid = false;
+    match.lose_span();
+    match.extension_error = std::move(diffed).error();
+    return extension::failed;
   }
-  ++fast_feeds;
-  update_held();
-  return fast::done;
+  sent.update_held(match.fold);
+  return extension::done;
 }
 
-// feed_view when the lean feed does not apply (out of line: the lean feed is the hot path).
-base::result<std::span<const delta_view>> session::state::feed_view_usual(
-    std::string_view chunk, std::span<const std::int32_t> chunk_tokens) {
-  views_used = true;
-  auto fed = feed(chunk, chunk_tokens, view_out);
-  delta_count += view_out.size();
-  if (!fed) return std::move(fed).error();
-  return make_views();
-}
-
-// feed_view after the usual path: views of view_out.
+// feed_view after a path other than lean_view: views of view_out.
 std::span<const delta_view> session::state::make_views() {
-  detail::views_of(view_out, views, call_views);
-  return views;
+  detail::views_of(lean.view_out, lean.views, lean.call_views);
+  return lean.views;
 }
 
 session::session(const chat::prepared& p, session_options options)
@@ -537,7 +580,7 @@ session::session(const chat::prepared& p, session_options options)
   state_->prepared = &p;
   state_->options = std::move(options);
   if (p.parser) {
-    state_->matcher.emplace(*p.parser);
+    state_->match.matcher.emplace(*p.parser);
     state_->markers.emplace(*p.parser);
     state_->spans.emplace(*p.parser);
     state_->alts.emplace(*p.parser);
@@ -547,9 +590,9 @@ session::session(const chat::prepared& p, session_options options)
     state_->specials.set(*p.parser, state_->options.special_tokens);
     state_->ids_expected = state::grammar_has_ids(*p.parser);
   }
-  state_->lane.input = &state_->input;
-  state_->lane.view = &state_->lean_view;
-  lane_ = &state_->lane;
+  state_->lean.lane.input = &state_->in.input;
+  state_->lean.lane.view = &state_->lean.view;
+  lane_ = &state_->lean.lane;
   state_->reset();
 }
 
@@ -565,39 +608,37 @@ session& session::operator=(session&& other) noexcept {
 base::result<std::vector<delta>> session::feed(std::string_view chunk,
                                                std::span<const std::int32_t> tokens) {
   std::vector<delta> out;
-  state_->absorb_lane();
-  auto fed = state_->feed(chunk, tokens, out);
-  state_->update_lane();
-  state_->delta_count += out.size();
-  if (!fed) return std::move(fed).error();
+  if (auto fed = feed_into(out, chunk, tokens); !fed) return std::move(fed).error();
   return out;
 }
 
 base::status session::feed_into(std::vector<delta>& out, std::string_view chunk,
                                 std::span<const std::int32_t> tokens) {
-  state_->absorb_lane();
-  auto fed = state_->feed(chunk, tokens, out);
-  state_->update_lane();
-  state_->delta_count += out.size();
+  state& st = *state_;
+  st.absorb_lane();
+  auto fed = st.feed(chunk, tokens, out, false, nullptr);
+  st.update_lane();
+  st.counts.deltas += out.size();
   return fed;
 }
 
-// What feed_view does when its inline lane (lean_lane.h) does not take the chunk.
-base::result<std::span<const delta_view>> session::feed_view_usual(
+// What feed_view does when its inline lane (lean_lane.h) does not take the chunk: lean_view
+// when it applies and takes the chunk, else the path feed() would take, as views.
+base::result<std::span<const delta_view>> session::feed_view_out_of_line(
     std::string_view chunk, std::span<const std::int32_t> tokens) {
   state& st = *state_;
   st.absorb_lane();
-  if (st.lean.kind() != detail::lean_kind::off && tokens.empty() && !chunk.empty()) {
-    std::size_t n = 0;
-    if (st.lean_feed(chunk, n)) {
-      st.delta_count += n;
-      st.update_lane();
-      return std::span<const delta_view>(&st.lean_view, n);
-    }
-  }
-  auto fed = st.feed_view_usual(chunk, tokens);
+  st.lean.views_used = true;
+  std::size_t lean_views = state::kNotLean;
+  auto fed = st.feed(chunk, tokens, st.lean.view_out, true, &lean_views);
   st.update_lane();
-  return fed;
+  if (lean_views != state::kNotLean) {
+    st.counts.deltas += lean_views;
+    return std::span<const delta_view>(&st.lean.view, lean_views);
+  }
+  st.counts.deltas += st.lean.view_out.size();
+  if (!fed) return std::move(fed).error();
+  return st.make_views();
 }
 
 base::result<finish_result> session::finish(const finish_options& options) {
@@ -622,21 +663,24 @@ session_stats session::stats() const {
   state_->absorb_lane();
   const state& st = *state_;
   session_stats out;
-  out.lean_feeds = st.lean_total;
-  out.feeds = st.fast_feeds + st.matched_feeds + st.deferred_feeds;
-  out.matched_feeds = st.matched_feeds;
-  out.matched_ast_nodes = st.matched_nodes;
-  out.scanned_bytes = st.scanned_bytes + st.ambiguous.scanned_bytes();
-  out.node_visits = st.node_visits + st.ambiguous.node_visits();
+  out.lean_feeds = st.counts.lean_feeds;
+  out.extension_feeds = st.counts.extension_feeds;
+  out.deferred_feeds = st.counts.deferred_feeds;
+  out.matched_feeds = st.counts.matched_feeds;
+  out.feeds = out.lean_feeds + out.extension_feeds + out.deferred_feeds + out.matched_feeds;
+  out.matched_ast_nodes = st.counts.matched_nodes;
+  out.scanned_bytes = st.counts.scanned_bytes + st.match.ambiguous.scanned_bytes();
+  out.node_visits = st.counts.node_visits + st.match.ambiguous.node_visits();
   out.finish_folded = st.finish_folded;
-  out.deltas = st.delta_count;
-  out.ast_nodes = st.last.ast.nodes().size();
-  std::size_t bytes = st.input.size() + st.tokens.size() * sizeof(std::int32_t) +
-                      st.fold.content().size() + st.fold.reasoning().size() +
-                      st.last.ast.nodes().size() * sizeof(peg::ast_node) +
-                      state::size_of(st.sent.content) + state::size_of(st.sent.reasoning_content);
-  for (const auto& c : st.fold.calls()) bytes += c.call.arguments.size() + c.call.name.size();
-  for (const auto& c : st.sent.tool_calls) bytes += c.arguments.size() + c.name.size();
+  out.deltas = st.counts.deltas;
+  out.ast_nodes = st.match.last.ast.nodes().size();
+  std::size_t bytes = st.in.input.size() + st.in.tokens.size() * sizeof(std::int32_t) +
+                      st.match.fold.content().size() + st.match.fold.reasoning().size() +
+                      st.match.last.ast.nodes().size() * sizeof(peg::ast_node) +
+                      state::size_of(st.sent.message.content) +
+                      state::size_of(st.sent.message.reasoning_content);
+  for (const auto& c : st.match.fold.calls()) bytes += c.call.arguments.size() + c.call.name.size();
+  for (const auto& c : st.sent.message.tool_calls) bytes += c.arguments.size() + c.name.size();
   out.retained_bytes = bytes;
   return out;
 }

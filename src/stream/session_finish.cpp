@@ -18,25 +18,28 @@ void session::state::fill(std::optional<std::string>& cache, const std::string& 
   fill(cache ? *cache : cache.emplace(), source, n);
 }
 
-// Brings sent's texts up to what was sent, from the fold that holds them.
-void session::state::materialize() {
-  if (!matcher || finished) return;  // no parser: kept as it goes; finished: final_pending
-  fill(sent.content, fold.content(), sent_content);
-  fill(sent.reasoning_content, fold.reasoning(), sent_reasoning);
-  const auto& calls = fold.calls();
-  for (std::size_t k = 0; k < sent.tool_calls.size(); ++k) {
-    if (sent_call_of[k] < calls.size()) {
-      fill(sent.tool_calls[k].arguments, calls[sent_call_of[k]].call.arguments, sent_args[k]);
-    }
+// Brings the message's texts up to what was sent, from the fold that holds them.
+void session::state::sent_record::materialize(const detail::fold& f) {
+  fill(message.content, f.content(), content);
+  fill(message.reasoning_content, f.reasoning(), reasoning);
+  const auto& calls = f.calls();
+  for (std::size_t k = 0; k < message.tool_calls.size(); ++k) {
+    if (call_of[k] < calls.size())
+      fill(message.tool_calls[k].arguments, calls[call_of[k]].call.arguments, args[k]);
   }
 }
 
-bool session::state::cache_complete() const {
-  if (size_of(sent.content) != sent_content || size_of(sent.reasoning_content) != sent_reasoning) {
+void session::state::materialize() {
+  if (!match.matcher || finished) return;  // no parser: kept as it goes; finished: final_pending
+  sent.materialize(match.fold);
+}
+
+bool session::state::sent_record::cache_complete() const {
+  if (size_of(message.content) != content || size_of(message.reasoning_content) != reasoning) {
     return false;
   }
-  for (std::size_t k = 0; k < sent.tool_calls.size(); ++k) {
-    if (sent.tool_calls[k].arguments.size() != sent_args[k]) return false;
+  for (std::size_t k = 0; k < message.tool_calls.size(); ++k) {
+    if (message.tool_calls[k].arguments.size() != args[k]) return false;
   }
   return true;
 }
@@ -44,27 +47,27 @@ bool session::state::cache_complete() const {
 // current() after a finish() that did not copy the final message: the same parse of the
 // output again, with the ids that were sent.
 void session::state::rebuild_final() {
-  final_pending = false;
-  auto parsed =
-      detail::parse_input(*prepared, *matcher, token_mode ? std::string_view(shadow) : input.view(),
-                          {.allow_truncated = final_hit_limit}, false, input);
+  sent.final_pending = false;
+  auto parsed = detail::parse_input(*prepared, *match.matcher,
+                                    in.token_mode ? std::string_view(in.shadow) : in.input.view(),
+                                    {.allow_truncated = sent.final_hit_limit}, false, in.input);
   if (!parsed) return;  // (cannot happen: finish() read the same output)
   chat::message m = std::move(parsed->message);
-  for (std::size_t i = 0; i < m.tool_calls.size() && i < sent.tool_calls.size(); ++i) {
-    m.tool_calls[i].id = sent.tool_calls[i].id;
+  for (std::size_t i = 0; i < m.tool_calls.size() && i < sent.message.tool_calls.size(); ++i) {
+    m.tool_calls[i].id = sent.message.tool_calls[i].id;
   }
-  sent = std::move(m);
+  sent.message = std::move(m);
 }
 
 // The message as sent, for current(): every text filled in.
 const chat::message& session::state::message() {
   sync();
-  if (final_pending) {
+  if (sent.final_pending) {
     rebuild_final();
   } else {
     materialize();
   }
-  return sent;
+  return sent.message;
 }
 
 // The output offset from which the output is not (wholly) in what was sent: the start of
@@ -72,10 +75,10 @@ const chat::message& session::state::message() {
 // the matched part minus text held back (a marker prefix). Approximate where text was
 // escaped or where a call's header already went out; it never skips an unsent byte.
 std::size_t session::state::unsent_from() const {
-  if (!matcher) return std::min(output().size(), sent_content);
-  const auto& nodes = last.ast.nodes();
+  if (!match.matcher) return std::min(output().size(), sent.content);
+  const auto& nodes = match.last.ast.nodes();
   std::size_t calls_seen = 0;
-  std::size_t from = last.end > held_text ? last.end - held_text : 0;
+  std::size_t from = match.last.end > sent.held_text ? match.last.end - sent.held_text : 0;
   for (const auto& n : nodes) {
     if (n.tag != peg::tag::tool) continue;
     bool nested = false;
@@ -83,7 +86,7 @@ std::size_t session::state::unsent_from() const {
       nested = nodes[p].tag != peg::tag::none;
     }
     if (nested) continue;
-    if (calls_seen++ >= settled) {
+    if (calls_seen++ >= sent.settled) {
       from = std::min<std::size_t>(from, n.start);
       break;
     }
@@ -98,39 +101,49 @@ std::size_t session::state::unsent_from() const {
 // nullopt: parse_input decides (token mode, a token limit, a failed match, a fold that cannot
 // vouch for its result).
 std::optional<chat::message> session::state::complete_fold(const finish_options& options_in) {
-  if (token_mode || options_in.hit_token_limit || !fold_valid) return std::nullopt;
-  auto r = matcher->match_growing(input.view(), peg::match_flags::complete);
+  if (in.token_mode || options_in.hit_token_limit || !match.fold_valid) return std::nullopt;
+  auto r = match.matcher->match_growing(in.input.view(), peg::match_flags::complete);
   if (!r.ok()) return std::nullopt;
-  fold_valid = false;  // used up either way
-  return fold.complete(last.ast, r.ast, input.view());
+  match.fold_valid = false;  // used up either way
+  return match.fold.complete(match.last.ast, r.ast, in.input.view());
+}
+
+// The final message: the output as content without a parser, else the completed fold or the
+// one-shot parse of the whole output (`truncated`: the parse read a call cut by the limit).
+base::result<chat::message> session::state::final_parse(const finish_options& options_in,
+                                                        bool& truncated) {
+  chat::message final_message;
+  if (!match.matcher) {
+    final_message.content = base::sanitize_utf8(output());
+    return final_message;
+  }
+  if (auto folded = complete_fold(options_in)) {
+    finish_folded = true;
+    match.reset_growing();
+    return std::move(*folded);
+  }
+  if (in.token_mode) in.decide_markers(specials, true);
+  auto parsed = detail::parse_input(*prepared, *match.matcher,
+                                    in.token_mode ? std::string_view(in.shadow) : in.input.view(),
+                                    {.allow_truncated = options_in.hit_token_limit},
+                                    /*growing=*/true, in.input);
+  match.reset_growing();
+  if (!parsed) return std::move(parsed).error();
+  truncated = parsed->truncated;
+  return std::move(parsed->message);
 }
 
 base::result<finish_result> session::state::finish(const finish_options& options_in) {
   if (finished) return base::make_error(base::errc::invalid_argument, "finish() called twice");
   absorb_lane();
-  lane.classes = nullptr;
+  lean.lane.classes = nullptr;
   if (auto caught = catch_up(); !caught) return std::move(caught).error();
   lean.disarm();
   finish_result out;
-  chat::message final_message;
   bool truncated = false;
-  if (!matcher) {
-    final_message.content = base::sanitize_utf8(output());
-  } else if (auto folded = complete_fold(options_in)) {
-    final_message = std::move(*folded);
-    finish_folded = true;
-    reset_growing();
-  } else {
-    if (token_mode) decide_markers(true);
-    auto parsed = detail::parse_input(*prepared, *matcher,
-                                      token_mode ? std::string_view(shadow) : input.view(),
-                                      {.allow_truncated = options_in.hit_token_limit},
-                                      /*growing=*/true, input);
-    reset_growing();
-    if (!parsed) return std::move(parsed).error();
-    final_message = std::move(parsed->message);
-    truncated = parsed->truncated;
-  }
+  auto parsed = final_parse(options_in, truncated);
+  if (!parsed) return std::move(parsed).error();
+  chat::message final_message = std::move(*parsed);
 
   // What is still to send: suffixes of what was sent (checked), then the new calls. The
   // parse's message is checked against all that was sent. The completed fold's texts are the
@@ -144,80 +157,81 @@ base::result<finish_result> session::state::finish(const finish_options& options
   if (!finish_folded) materialize();
   const auto failed = [&](base::error e) {
     if (finish_folded) {
-      fill(sent.content, final_content, sent_content);
-      fill(sent.reasoning_content, final_reasoning, sent_reasoning);
-      for (std::size_t i = 0; i < sent.tool_calls.size() && i < final_message.tool_calls.size();
-           ++i) {
-        fill(sent.tool_calls[i].arguments, final_message.tool_calls[i].arguments, sent_args[i]);
+      fill(sent.message.content, final_content, sent.content);
+      fill(sent.message.reasoning_content, final_reasoning, sent.reasoning);
+      for (std::size_t i = 0;
+           i < sent.message.tool_calls.size() && i < final_message.tool_calls.size(); ++i) {
+        fill(sent.message.tool_calls[i].arguments, final_message.tool_calls[i].arguments,
+             sent.args[i]);
       }
     }
     return e;
   };
   delta text;
-  if (!suffix(final_reasoning, sent_reasoning, sent.reasoning_content, true,
+  if (!suffix(final_reasoning, sent.reasoning, sent.message.reasoning_content, true,
               text.reasoning_content)) {
     return failed(retraction("reasoning, final parse"));
   }
-  if (!suffix(final_content, sent_content, sent.content, true, text.content)) {
+  if (!suffix(final_content, sent.content, sent.message.content, true, text.content)) {
     return failed(retraction("content, final parse"));
   }
   auto& calls = final_message.tool_calls;
-  if (calls.size() < sent.tool_calls.size()) {
+  if (calls.size() < sent.message.tool_calls.size()) {
     return failed(broken_call(calls.size(), unsent_from(), output().size()));
   }
-  for (std::size_t i = 0; i < sent.tool_calls.size(); ++i) {
-    if (calls[i].name != sent.tool_calls[i].name || calls[i].arguments.size() < sent_args[i] ||
-        !starts_with(calls[i].arguments, sent.tool_calls[i].arguments)) {
+  for (std::size_t i = 0; i < sent.message.tool_calls.size(); ++i) {
+    if (calls[i].name != sent.message.tool_calls[i].name ||
+        calls[i].arguments.size() < sent.args[i] ||
+        !starts_with(calls[i].arguments, sent.message.tool_calls[i].arguments)) {
       return failed(retraction("call " + std::to_string(i) + ", final parse"));
     }
   }
   // `sent` becomes the final message: by the same suffixes when it holds all that was sent
   // (not a copy of the whole message), else current() reads the output again when asked.
-  final_pending = !cache_complete();
-  final_hit_limit = options_in.hit_token_limit;
-  sent_reasoning = final_reasoning.size();
-  sent_content = final_content.size();
+  sent.final_pending = !sent.cache_complete();
+  sent.final_hit_limit = options_in.hit_token_limit;
+  sent.reasoning = final_reasoning.size();
+  sent.content = final_content.size();
   // The last text of one field: a delta, and appended to what `sent` holds.
   const auto send_text = [&](std::string delta::*field, std::optional<std::string>& cache) {
     std::string& piece = text.*field;
     if (piece.empty()) return;
-    if (!final_pending) (cache ? *cache : cache.emplace()).append(piece);
+    if (!sent.final_pending) (cache ? *cache : cache.emplace()).append(piece);
     delta d;
     d.*field = std::move(piece);
     out.deltas.push_back(std::move(d));
   };
-  send_text(&delta::reasoning_content, sent.reasoning_content);
-  send_text(&delta::content, sent.content);
+  send_text(&delta::reasoning_content, sent.message.reasoning_content);
+  send_text(&delta::content, sent.message.content);
   // Absent vs empty as in the final message (the text itself is equal by now).
-  if (!final_message.content) sent.content.reset();
-  if (final_message.content && !sent.content) sent.content.emplace();
-  if (!final_message.reasoning_content) sent.reasoning_content.reset();
-  if (final_message.reasoning_content && !sent.reasoning_content) {
-    sent.reasoning_content.emplace();
+  if (!final_message.content) sent.message.content.reset();
+  if (final_message.content && !sent.message.content) sent.message.content.emplace();
+  if (!final_message.reasoning_content) sent.message.reasoning_content.reset();
+  if (final_message.reasoning_content && !sent.message.reasoning_content) {
+    sent.message.reasoning_content.emplace();
   }
   for (std::size_t i = 0; i < calls.size(); ++i) {
     std::size_t already = 0;
-    if (i < sent.tool_calls.size()) {
-      calls[i].id = sent.tool_calls[i].id;  // ids never change once sent
-      already = sent_args[i];
+    if (i < sent.message.tool_calls.size()) {
+      calls[i].id = sent.message.tool_calls[i].id;  // ids never change once sent
+      already = sent.args[i];
     } else {
       if (calls[i].id.empty()) calls[i].id = new_id();
       delta d;
       d.tool_calls.push_back({.index = i, .id = calls[i].id, .name = calls[i].name});
       out.deltas.push_back(std::move(d));
-      sent.tool_calls.push_back({.id = calls[i].id, .name = calls[i].name});
-      sent_args.push_back(0);
-      sent_call_of.push_back(0);
+      sent.add_call({.id = calls[i].id, .name = calls[i].name}, kNoStart);
     }
     if (calls[i].arguments.size() > already) {
       delta d;
       d.tool_calls.push_back({.index = i, .arguments = calls[i].arguments.substr(already)});
-      if (!final_pending) sent.tool_calls[i].arguments.append(d.tool_calls.back().arguments);
-      sent_args[i] = calls[i].arguments.size();
+      if (!sent.final_pending)
+        sent.message.tool_calls[i].arguments.append(d.tool_calls.back().arguments);
+      sent.args[i] = calls[i].arguments.size();
       out.deltas.push_back(std::move(d));
     }
   }
-  sent.role = final_message.role;
+  sent.message.role = final_message.role;
   out.reason = calls.empty() ? finish_reason::stop : finish_reason::tool_calls;
   if (options_in.hit_token_limit || truncated) out.reason = finish_reason::length;
   out.message = std::move(final_message);

@@ -1,7 +1,9 @@
-// stream::session's per-response state, shared by session.cpp (feeding: matching,
-// the fold and its diff against what was sent), session_lean.cpp (the lean feed of feed_view
-// and its catch-up) and session_finish.cpp (the final parse, the message as sent). Internal to
-// the stream module.
+// stream::session's per-response state, shared by session.cpp (the paths, their dispatcher
+// and the diff against what was sent), session_lean.cpp (feed_view's lean_view path and its
+// catch-up) and session_finish.cpp (the final parse, the message as sent). The state is in
+// named parts — what was received, what was sent, the match and fold, the lean feed, the
+// counters — each with the methods that change only it; what spans parts is the state's.
+// Internal to the stream module.
 #pragma once
 
 #include <algorithm>
@@ -27,11 +29,11 @@ namespace chatpeg::stream {
 
 struct session::state {
   static constexpr auto kLenient = peg::match_flags::lenient | peg::match_flags::complete;
-  // Amortized matching (state::feed_into): ASTs of at least this many nodes are matched again
+  // Amortized matching (pick_path): ASTs of at least this many nodes are matched again
   // only after nodes / kAmortizeRatio more bytes.
   static constexpr std::size_t kAmortizeFromNodes = 256;
   static constexpr std::size_t kAmortizeRatio = 4;
-  // Fast-path bytes after which the matcher runs again anyway (state::feed).
+  // Extension bytes after which the matcher runs again anyway (pick_path).
   static constexpr std::size_t kWarmBytes = 4096;
 
   // Does the grammar tag call ids anywhere? Then a call's header waits for its id.
@@ -72,112 +74,172 @@ struct session::state {
                             where, "the rest of the announced call");
   }
 
+  // What the session reads, set when it is made: the prepared request and what its parser's
+  // grammar gives the paths (marker literals, open spans, later readings, special tokens).
   const chat::prepared* prepared = nullptr;
   session_options options;
-  std::optional<peg::matcher> matcher;  // one per session: match_growing reuses its work
   std::optional<detail::marker_prefixes> markers;
   std::optional<detail::open_span_finder> spans;
   // Open text that a later reading of the grammar may still read as something else (a call
   // after a reasoning block the model has not closed): held back while that is possible.
   std::optional<detail::alt_readings> alts;
-  detail::ambiguity ambiguous;
-  detail::ambiguity::hold alt_hold;
   std::array<bool, 256> text_stop{};  // bytes that may start a marker or an alternative's stop
   bool ids_expected = false;
-  // The open span the last match ended in (stop == null: none): a chunk without a stop byte
-  // only extends it, so it is folded without matching (open_span.h).
-  detail::open_span span;
-  // The one counted content/reasoning node on the span's chain when nothing else on it folds
-  // anything (then an extension is appended as text directly), else peg::no_ast.
-  std::uint32_t span_text = peg::no_ast;
-  std::vector<std::pair<std::size_t, const detail::call_state*>> touched;  // diff_fold scratch
-  std::optional<base::error> fast_error;  // fast_feed() failed: why
-  std::size_t plain_consumed = 0;         // no parser: output bytes sent as content
-  std::size_t fast_feeds = 0;             // feeds folded by the fast path
-  std::size_t matched_feeds = 0;
-  std::size_t deferred_feeds = 0;   // feeds whose matching waits for more bytes (amortized)
-  std::uint64_t scanned_bytes = 0;  // matcher work of the matched feeds (session_stats)
-  std::uint64_t node_visits = 0;
-  std::size_t matched_nodes = 0;  // AST nodes handed over by all matched feeds
-  std::size_t matched_size = 0;   // matcher input size at the last match
-  std::size_t delta_count = 0;
-  std::vector<delta> recycled;  // argument-fragment deltas handed back by feed_into's caller
-
-  // feed_view (lean_feed.h). Lean feeds deliver input[lean_mark, lean_sent) (transformed for
-  // raw_args) that the fold and `sent` do not have yet; catch_up() gives it to them.
-  bool views_used = false;  // feed_view was called: arm the lean feed when it applies
-  detail::lean_scanner lean;
-  std::size_t lean_call = 0;   // json_args / raw_args: the OpenAI call index
-  std::size_t lean_mark = 0;   // input offset: bytes delivered by lean feeds from here
-  std::size_t lean_sent = 0;   // input offset: delivered up to here
-  std::size_t lean_feeds = 0;  // lean feeds since the last catch-up
-  std::size_t lean_total = 0;
-  // Since the last catch-up: the classes of the bytes lean feeds took (lean_class: a byte that
-  // may start a marker, a byte of a multi-byte sequence).
-  std::uint8_t lean_saw = 0;
-  std::optional<base::error> lean_error;  // a catch-up from a const query failed
-  delta_view lean_view;
-  tool_call_delta_view lean_call_view;
-  // raw_args: what the lean feeds returned since the last catch-up (the bytes escaped); their
-  // views point into it, and catch_up() checks the usual path against it.
-  detail::byte_buffer lean_escaped;
-  std::vector<delta> catch_up_out;
-  std::vector<delta> view_out;  // feed_view's deltas when it takes the usual path
-  std::vector<delta_view> views;
-  std::vector<tool_call_delta_view> call_views;
-  // session::feed_view's inline plain case (lean_lane.h): armed while the lean feed is and
-  // nothing is held; what it took is counted in here by absorb_lane().
-  detail::lean_lane lane;
-  // Per sent call: the input offset its tool node starts at (kNoStart: not known).
-  static constexpr std::size_t kNoStart = static_cast<std::size_t>(-1);
-  std::vector<std::size_t> sent_starts;
-  static std::size_t call_start(const peg::ast* tree, const detail::call_state& c);
-
-  detail::byte_buffer input;         // parse_prefix + output received so far
-  std::vector<std::int32_t> tokens;  // per output byte when the caller gives them (else empty)
-  bool tokens_given = false;
-
-  // Token-aware input (session_options::special_tokens): the matcher reads `shadow`, the
-  // input with the first byte of every look-alike marker (its text made by ordinary tokens)
-  // replaced by `neutral`, a byte that starts no literal of the grammar; the fold reads the
-  // original bytes at the same offsets. The matcher sees the output up to `decided`: an
-  // occurrence whose tokens are not all known yet (a marker prefix at the end, or a marker
-  // whose token may continue past it) waits there.
   detail::special_markers specials;
-  bool token_mode = false;
-  std::string shadow;
-  std::size_t scan_from = 0;  // output offset: occurrences starting before it are decided
-  std::size_t decided = 0;    // output bytes the matcher may see
-  std::size_t seen = 0;       // size of the matcher input the fold has taken
 
-  peg::match_result last;  // the match the fold holds
-  detail::fold fold;
-  detail::fold spare;
-  bool fold_valid = false;
+  // Token ids of output bytes: kNoIds for bytes of chunks given without ids (text rule).
+  static constexpr std::int32_t kNoIds = -2;
+
+  // The output received: parse_prefix + output, the token ids given with it and, token-aware
+  // (session_options::special_tokens), the input the matcher reads: `shadow`, the input with
+  // the first byte of every look-alike marker (its text made by ordinary tokens) replaced by a
+  // byte that starts no literal of the grammar; the fold reads the original bytes at the same
+  // offsets. The matcher sees the output up to `decided`: an occurrence whose tokens are not
+  // all known yet (a marker prefix at the end, or a marker whose token may continue past it)
+  // waits there.
+  struct received_input {
+    detail::byte_buffer input;
+    std::size_t prefix = 0;            // parse_prefix's size
+    std::vector<std::int32_t> tokens;  // per output byte when the caller gives them (else empty)
+    bool tokens_given = false;
+    bool token_mode = false;
+    std::string shadow;
+    std::size_t scan_from = 0;  // output offset: occurrences starting before it are decided
+    std::size_t decided = 0;    // output bytes the matcher may see
+
+    void reset(std::string_view parse_prefix);
+    std::string_view output() const { return input.view().substr(prefix); }
+    std::string_view match_input() const;
+    std::string_view fold_input() const;
+    // Appends the chunk and its ids (kNoIds where a chunk came without them); from the first
+    // chunk with ids on, `token_aware` sessions read the shadow.
+    void take(std::string_view chunk, std::span<const std::int32_t> ids, bool token_aware);
+    // Decides the marker occurrences from scan_from on (at_end: the output is complete) and
+    // moves `decided` (special_markers::decide).
+    void decide_markers(const detail::special_markers& specials, bool at_end);
+  };
 
   // What was sent (current()). Its texts are kept as sizes: what was sent of the content, the
   // reasoning and each call's arguments is that many first bytes of the fold's text (the fold
-  // only appends, and a fold read again from scratch must extend it). `sent`'s texts are a
+  // only appends, and a fold read again from scratch must extend it). `message`'s texts are a
   // cache of those prefixes, filled in by materialize() when the message is asked for and
   // before the fold that holds them is replaced; call headers (id, name) are always there.
   // A stream nobody asks current() of keeps one copy of its text (the fold's), not two.
-  chat::message sent;
-  std::size_t sent_content = 0;
-  std::size_t sent_reasoning = 0;
-  std::vector<std::size_t> sent_args;     // per sent call
-  std::vector<std::size_t> sent_call_of;  // per sent call: its index in fold.calls()
-  // finish() returned the final message without copying it into `sent`: current() reads it
-  // again (the same parse) when asked.
-  bool final_pending = false;
-  bool final_hit_limit = false;
-  std::size_t held_text = 0;      // bytes of fold text not sent after the last good feed
-  std::size_t settled = 0;        // fold calls before this are closed and fully sent
-  std::size_t settled_named = 0;  // named calls among them
+  struct sent_record {
+    chat::message message;
+    std::size_t content = 0;
+    std::size_t reasoning = 0;
+    std::vector<std::size_t> args;     // per sent call
+    std::vector<std::size_t> call_of;  // per sent call: its index in fold.calls()
+    // Per sent call: the input offset its tool node starts at (kNoStart: not known).
+    std::vector<std::size_t> starts;
+    std::size_t held_text = 0;      // bytes of fold text not sent after the last good feed
+    std::size_t settled = 0;        // fold calls before this are closed and fully sent
+    std::size_t settled_named = 0;  // named calls among them
+    std::size_t plain = 0;          // no parser: output bytes sent as content
+    // finish() returned the final message without copying it into `message`: current() reads
+    // it again (the same parse) when asked.
+    bool final_pending = false;
+    bool final_hit_limit = false;
+
+    void reset();
+    // A new call's header: sent, its arguments not yet.
+    void add_call(chat::tool_call header, std::size_t start);
+    // Brings the message's texts up to what was sent, from the fold that holds them.
+    void materialize(const detail::fold& f);
+    bool cache_complete() const;
+    void update_held(const detail::fold& f) {
+      held_text = f.content().size() - content + f.reasoning().size() - reasoning;
+    }
+  };
+
+  // The match the fold holds, the fold, and the open span that match ended in.
+  struct match_and_fold {
+    std::optional<peg::matcher> matcher;  // one per session: match_growing reuses its work
+    peg::match_result last;               // the match the fold holds
+    detail::fold fold;
+    detail::fold spare;
+    bool fold_valid = false;
+    std::size_t seen = 0;          // size of the matcher input the fold has taken
+    std::size_t matched_size = 0;  // matcher input size at the last match
+    // The open span the last match ended in (stop == null: none): a chunk without a stop byte
+    // only extends it, so it is folded without matching (open_span.h).
+    detail::open_span span;
+    // The one counted content/reasoning node on the span's chain when nothing else on it folds
+    // anything (then an extension is appended as text directly), else peg::no_ast.
+    std::uint32_t span_text = peg::no_ast;
+    detail::ambiguity ambiguous;
+    detail::ambiguity::hold alt_hold;
+    std::optional<base::error> extension_error;  // extend_span() failed: why
+    std::vector<std::pair<std::size_t, const detail::call_state*>> touched;  // diff scratch
+
+    void reset();
+    void reset_growing() {
+      if (matcher) matcher->reset_growing();
+    }
+    // The open span of the last match, found again (find_span).
+    void lose_span() { span.stop = nullptr; }
+  };
+
+  // feed_view's lean feed (lean_feed.h) and its inline lane (lean_lane.h). Lean feeds deliver
+  // input[mark, sent) (transformed for raw_args) that the fold and `sent` do not have yet;
+  // catch_up() gives it to them.
+  struct lean_state {
+    bool views_used = false;  // feed_view was called: arm the lean feed when it applies
+    detail::lean_scanner scanner;
+    std::size_t call = 0;   // json_args / raw_args: the OpenAI call index
+    std::size_t mark = 0;   // input offset: bytes delivered by lean feeds from here
+    std::size_t sent = 0;   // input offset: delivered up to here
+    std::size_t feeds = 0;  // lean feeds since the last catch-up
+    // Since the last catch-up: the classes of the bytes lean feeds took (lean_class: a byte that
+    // may start a marker, a byte of a multi-byte sequence).
+    std::uint8_t saw = 0;
+    std::optional<base::error> error;  // a catch-up from a const query failed
+    delta_view view;
+    tool_call_delta_view call_view;
+    // raw_args: what the lean feeds returned since the last catch-up (the bytes escaped); their
+    // views point into it, and catch_up() checks span_extension against it.
+    detail::byte_buffer escaped;
+    std::vector<delta> catch_up_out;
+    // session::feed_view's inline plain case: armed while the lean feed is and nothing is held;
+    // what it took is counted in here by absorb_lane().
+    detail::lean_lane lane;
+    // feed_view's deltas when it takes another path, and their views.
+    std::vector<delta> view_out;
+    std::vector<delta_view> views;
+    std::vector<tool_call_delta_view> call_views;
+
+    void reset();
+    void disarm() { scanner.disarm(); }
+    bool armed() const { return scanner.kind() != detail::lean_kind::off; }
+  };
+
+  // Feeds per path and the matcher's work (session_stats).
+  struct counters {
+    std::size_t extension_feeds = 0;  // feeds folded as extensions of the open span
+    std::size_t matched_feeds = 0;
+    std::size_t deferred_feeds = 0;   // feeds whose matching waits for more bytes (amortized)
+    std::size_t lean_feeds = 0;       // lean feeds caught up
+    std::uint64_t scanned_bytes = 0;  // matcher work of the matched feeds
+    std::uint64_t node_visits = 0;
+    std::size_t matched_nodes = 0;  // AST nodes handed over by all matched feeds
+    std::size_t deltas = 0;
+  };
+
+  received_input in;
+  sent_record sent;
+  match_and_fold match;
+  lean_state lean;
+  counters counts;
+  std::vector<delta> recycled;  // argument-fragment deltas handed back by feed_into's caller
   bool finished = false;
   bool finish_folded = false;  // finish() took complete_fold()'s message
 
-  std::size_t prefix_size() const { return prepared->parse_prefix.size(); }
-  std::string_view output() const { return std::string_view(input).substr(prefix_size()); }
+  static constexpr std::size_t kNoStart = static_cast<std::size_t>(-1);
+  static std::size_t call_start(const peg::ast* tree, const detail::call_state& c);
+
+  std::size_t prefix_size() const { return in.prefix; }
+  std::string_view output() const { return in.output(); }
 
   void reset();
 
@@ -185,18 +247,11 @@ struct session::state {
 
   // The lenient match of the whole input so far, reusing the matcher's work on the part of
   // the input that the previous call already saw.
-  peg::match_result match_growing() { return matcher->match_growing(match_input(), kLenient); }
-  std::string_view match_input() const;
-  std::string_view fold_input() const;
-
-  // Token ids of output bytes: kNoIds for bytes of chunks given without ids (text rule).
-  static constexpr std::int32_t kNoIds = -2;
-
-  // Decides the marker occurrences from scan_from on (at_end: the output is complete) and
-  // moves `decided` (special_markers::decide).
-  void decide_markers(bool at_end);
-
-  void reset_growing();
+  peg::match_result match_growing() {
+    return match.matcher->match_growing(in.match_input(), kLenient);
+  }
+  // Brings sent's texts up to what was sent (sent_record::materialize), unless finished.
+  void materialize();
 
   // Text suffix of `now` beyond the n bytes sent; false when `now` does not extend them (the
   // bytes of `cache`, a prefix of them, are compared when full_check). With hold_back, a tail
@@ -209,11 +264,6 @@ struct session::state {
   // Fills `cache` up to the first n bytes of `source`.
   static void fill(std::string& cache, const std::string& source, std::size_t n);
   static void fill(std::optional<std::string>& cache, const std::string& source, std::size_t n);
-
-  // Brings sent's texts up to what was sent, from the fold that holds them.
-  void materialize();
-
-  bool cache_complete() const;
 
   // The deltas from `sent` to the fold; nothing is changed when it returns an error.
   // Appends to out (nothing on an error).
@@ -228,16 +278,26 @@ struct session::state {
   // so a streamed argument allocates nothing per feed.
   tool_call_delta& argument_delta(std::vector<delta>& out);
 
-  // Appends the deltas to out (cleared first; argument-fragment deltas are kept for reuse).
-  base::status feed(std::string_view chunk, std::span<const std::int32_t> chunk_tokens,
-                    std::vector<delta>& out);
-
-  void find_span();
-
-  // The text held back for a later reading (alt_reading.h) of the open text node of t.
-  void update_alt_hold(const peg::ast& t);
-
-  void update_held();
+  // The paths a chunk takes. pick_path() picks one; feed() runs it. A path that declines
+  // hands the chunk on, never back: lean_view to the others, span_extension to matched.
+  enum class feed_path : std::uint8_t {
+    // feed_view while the chunk only extends the open text (content, reasoning, a string
+    // argument) with bytes that change nothing but the text: appended and returned as a view
+    // of itself, no matcher, no fold (lean_feed, lean_feed.h). The inline lane (lean_lane.h)
+    // takes the plainest such chunks before the session is called. Declines when the bytes
+    // need the parser (a delimiter, a marker, an escape it does not copy).
+    lean_view,
+    no_parser,    // the request has no parser: the output is content as it comes
+    nothing_new,  // the matcher would see no new byte (token mode: a marker's tokens wait)
+    // The new bytes only extend the open span the last match ended in: its partial nodes end
+    // at the new end of input and the fold takes their bytes; no matcher (extend_span).
+    // Declines when the fold cannot take them.
+    span_extension,
+    deferred,  // a large AST and few bytes since the last match: matching waits (amortized)
+    // The general path, correct and linear by itself: match_growing, the fold advances over
+    // the new AST, the difference to what was sent goes out (match_feed).
+    matched,
+  };
 
   // What an extension chunk holds: whole valid UTF-8 (no incomplete tail), and whether some
   // byte may start a held-back marker or a later reading's stop (text_stop).
@@ -245,44 +305,80 @@ struct session::state {
     bool whole_utf8 = false;
     bool stop = false;
   };
+  // What span_extension needs: the span grows over input[from, to); `held` bytes after it
+  // are a delimiter prefix, `lookback` bytes at its end an escape cut by the end.
+  struct extension_plan {
+    std::size_t from = 0;
+    std::size_t to = 0;
+    std::size_t held = 0;
+    std::size_t lookback = 0;
+    chunk_kind kind;
+  };
+
+  // The path for the chunk: the first whose conditions hold, in the order of feed_path.
+  // Before the chunk is taken (`taken` false) only lean_view is decided (lean_feed takes the
+  // chunk itself; anything else reads as matched); after, one of the others (`plan` filled
+  // for span_extension). general_path_only leaves only no_parser, nothing_new, deferred and
+  // matched.
+  feed_path pick_path(std::string_view chunk, std::span<const std::int32_t> ids, bool view,
+                      bool taken, extension_plan& plan) const;
+
+  // One feed on the path pick_path() picks. `view`: feed_view, which may take lean_view; then
+  // *views is set to the number of views of lean.view it returns (else left alone). Otherwise
+  // the deltas go to out (cleared first; argument-fragment deltas are kept for reuse).
+  static constexpr std::size_t kNotLean = static_cast<std::size_t>(-1);
+  base::status feed(std::string_view chunk, std::span<const std::int32_t> ids,
+                    std::vector<delta>& out, bool view, std::size_t* views);
+
+  // matched: match, fold, diff.
+  base::status match_feed(std::vector<delta>& out);
+
+  // no_parser: the output is content, sent as it comes (incomplete UTF-8 held back).
+  void no_parser_feed(std::vector<delta>& out);
+
+  void find_span();
+
+  // The text held back for a later reading (alt_reading.h) of the open text node of t.
+  void update_alt_hold(const peg::ast& t);
 
   // The input after the span (held bytes, then the chunk) only extends the open span
   // (open_span_finder::extends); what it adds to the span is all but the last `held` bytes.
   // `text` starts `back` bytes before the span's end (span.lookback).
-  bool extends_span(std::string_view text, std::size_t back, std::size_t& held,
-                    std::size_t& lookback, chunk_kind& kind) const;
+  bool only_extends_span(std::string_view text, std::size_t back, std::size_t& held,
+                         std::size_t& lookback, chunk_kind& kind) const;
 
-  // Text fast path: the open span is one counted content/reasoning node and the chunk is whole
-  // UTF-8: append it to the fold and send what no marker prefix or later reading holds back
-  // (the suffix rule of diff_fold, for one text). False when the node does not qualify.
+  // span_extension for one text: the open span is one counted content/reasoning node and the
+  // chunk is whole UTF-8: append it to the fold and send what no marker prefix or later reading
+  // holds back (the suffix rule of diff_fold, for one text). False when the node does not
+  // qualify.
   bool append_open_text(std::string_view chunk, chunk_kind kind, std::vector<delta>& out);
 
-  // The chunk extends the open span: every partial node of the last match now ends at the
-  // new end of input (what the matcher would find, open_span.h); fold their new bytes and
-  // diff. The matcher is not called: its next match_growing resumes from its own caches.
-  // nullopt when the fold could not take it (the caller then matches and folds anew).
-  enum class fast : std::uint8_t { no, done, failed };
-  // A string argument's bytes from input offset `from` on that a lean feed checked and
+  // span_extension: every partial node of the last match now ends at `span_end` (what the
+  // matcher would find, open_span.h); fold their new bytes (`chunk`) and diff. The matcher is
+  // not called: its next match_growing resumes from its own caches. declined: the fold could
+  // not take it (the fold is then invalid; the caller matches and folds anew).
+  enum class extension : std::uint8_t { declined, done, failed };
+  // A string argument's bytes from input offset `from` on that lean feeds checked and
   // delivered as `text` (fold::append_verbatim).
   struct verbatim_run {
     std::size_t from = 0;
     std::string_view text;
   };
-  fast fast_feed(std::string_view chunk, std::size_t span_end, chunk_kind kind,
-                 std::vector<delta>& out, const verbatim_run* run = nullptr);
+  extension extend_span(std::string_view chunk, std::size_t span_end, chunk_kind kind,
+                        std::vector<delta>& out, const verbatim_run* run = nullptr);
 
-  // feed_view's lean path (lean_feed.h): the chunk extends the armed span with bytes that
-  // change nothing but the text; appends it and sets lean_view. False: take the usual path.
+  // lean_view: the chunk extends the armed span with bytes that change nothing but the text;
+  // appends it and sets lean.view. False: the chunk is left to the other paths.
   bool lean_feed(std::string_view chunk, std::size_t& views_out);
 
-  // After a fast-path feed that sent exactly its chunk as the open span's text: arm the lean
-  // feed for the span (feed_view only).
+  // After a span_extension feed that sent exactly its chunk as the open span's text: arm the
+  // lean feed for the span (feed_view only).
   void try_arm(std::size_t from, std::size_t to, const std::vector<delta>& out);
 
   base::error lean_broken(std::string what);
 
-  // Gives the fold and `sent` what the lean feeds delivered: the usual fast path, once, over
-  // every byte they appended; it must send exactly what they returned.
+  // Gives the fold and `sent` what the lean feeds delivered: span_extension, once, over every
+  // byte they appended; it sends exactly what they returned (checked in debug builds).
   base::status catch_up();
 
   // current() after a finish() that did not copy the final message: the same parse of the
@@ -301,11 +397,7 @@ struct session::state {
   // Arms the inline lane when the lean feed is armed (with what it holds), else disarms it.
   void update_lane();
 
-  // feed_view when the lean feed does not apply (out of line: the lean feed is the hot path).
-  [[gnu::noinline]] base::result<std::span<const delta_view>> feed_view_usual(
-      std::string_view chunk, std::span<const std::int32_t> chunk_tokens);
-
-  // feed_view after the usual path: views of view_out.
+  // feed_view after a path other than lean_view: views of lean.view_out.
   std::span<const delta_view> make_views();
 
   // The output offset from which the output is not (wholly) in what was sent: the start of
@@ -314,9 +406,6 @@ struct session::state {
   // escaped or where a call's header already went out; it never skips an unsent byte.
   std::size_t unsent_from() const;
 
-  // No parser: the output is content, sent as it comes (incomplete UTF-8 held back).
-  void plain_feed(std::vector<delta>& out);
-
   // finish() without mapping the whole output again: when the complete match of the output
   // succeeds and only extends the AST the fold holds, the fold completes it (fold::complete)
   // into exactly the message parse_input maps (what stream::parse gives: with a complete
@@ -324,6 +413,10 @@ struct session::state {
   // nullopt: parse_input decides (token mode, a token limit, a failed match, a fold that cannot
   // vouch for its result).
   std::optional<chat::message> complete_fold(const finish_options& options_in);
+
+  // The final message: the output as content without a parser, else complete_fold() or the
+  // one-shot parse of the whole output (`truncated`: it read a call cut by the token limit).
+  base::result<chat::message> final_parse(const finish_options& options_in, bool& truncated);
 
   base::result<finish_result> finish(const finish_options& options_in);
 };

@@ -3,7 +3,8 @@
 // one-shot lenient parse: for text full of marker first bytes, marker prefixes cut at every place,
 // multi-byte UTF-8 and invalid bytes, in content and reasoning, streamed in chunks of 1..9 bytes
 // and random splits, current() after every chunk equals stream::parse(prefix, partial), and the
-// finished stream equals the one-shot parse. Also: most feeds of such text take a fast path.
+// finished stream equals the one-shot parse. Also: most feeds of such text take a path on top of
+// the general one, and each feed is counted on exactly one path.
 #include <gtest/gtest.h>
 
 #include "chatpeg/stream/parse.h"
@@ -95,6 +96,67 @@ TEST(SessionFastPath, MostFeedsOfTextWithMarkerBytesAreNotMatched) {
   // Chunks with '<' (most of them here) stay on the fast path, also when one ends with a
   // marker prefix ("<", "<fun").
   EXPECT_LT(st.matched_feeds * 20, st.feeds) << st.matched_feeds << " of " << st.feeds;
+}
+
+// Each chunk takes exactly one path (stats() counts each feed once), and the request shape and
+// entry point decide which: feed_view on open text is lean_view, feed_into extends the open
+// span, general_path_only leaves the matcher alone (deferred once the AST is large), and every
+// way gives stream::parse's message.
+TEST(SessionPaths, EachFeedTakesOnePathAndTheShapePicksIt) {
+  enum class entry { view, into };
+  struct row {
+    const char* name;
+    std::function<parser(builder&)> make;
+    std::string output;
+    entry how;
+    bool general_only;
+    bool lean, extension, deferred;  // whether that path takes most feeds / any feed
+  };
+  std::string text, args, calls;
+  while (text.size() < 8000) text += "if (a < b) x = \"<p>\" + y;  // </div> caf\xC3\xA9\n";
+  while (args.size() < 8000) args += "line \\\"q\\\" \\n caf\xC3\xA9 <b> ";
+  args = "<function=search>{\"q\": \"" + args + "\"}</function>";
+  for (int i = 0; i < 300; ++i) calls += "<function=search>{\"q\": \"x\"}</function>";
+  const std::vector<row> rows = {
+      {"content_view", tag_with_json, text, entry::view, false, true, false, false},
+      {"content_into", tag_with_json, text, entry::into, false, false, true, false},
+      {"content_general", tag_with_json, text, entry::view, true, false, false, false},
+      {"argument_view", tag_with_json, args, entry::view, false, true, false, false},
+      {"argument_into", tag_with_json, args, entry::into, false, false, true, false},
+      {"many_calls_general", tag_with_json, calls, entry::into, true, false, false, true},
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.name);
+    auto p = make_prepared(r.make);
+    session s(p, {.general_path_only = r.general_only});
+    std::vector<delta> out;
+    for (std::size_t at = 0; at < r.output.size(); at += 4) {
+      const std::string_view chunk = std::string_view(r.output).substr(at, 4);
+      if (r.how == entry::view) {
+        ASSERT_TRUE(s.feed_view(chunk).has_value()) << at;
+      } else {
+        ASSERT_TRUE(s.feed_into(out, chunk).has_value()) << at;
+      }
+    }
+    const session_stats st = s.stats();
+    EXPECT_EQ(st.feeds, (r.output.size() + 3) / 4);
+    EXPECT_EQ(st.feeds, st.lean_feeds + st.extension_feeds + st.deferred_feeds + st.matched_feeds);
+    EXPECT_EQ(st.lean_feeds * 2 > st.feeds, r.lean) << st.lean_feeds << " of " << st.feeds;
+    EXPECT_EQ(st.extension_feeds * 2 > st.feeds, r.extension)
+        << st.extension_feeds << " of " << st.feeds;
+    EXPECT_EQ(st.deferred_feeds > 0, r.deferred) << st.deferred_feeds;
+    if (r.general_only) {
+      EXPECT_EQ(st.lean_feeds + st.extension_feeds, 0u);
+    }
+    if (r.how == entry::into) {
+      EXPECT_EQ(st.lean_feeds, 0u);
+    }
+    auto fin = s.finish();
+    ASSERT_TRUE(fin.has_value()) << fin.error().to_string();
+    auto want = parse(p, r.output);
+    ASSERT_TRUE(want.has_value()) << want.error().to_string();
+    EXPECT_EQ(message_difference(fin->message, *want, /*compare_ids=*/false), "");
+  }
 }
 
 // finish() completes the streamed fold (stats().finish_folded) rather than mapping the whole

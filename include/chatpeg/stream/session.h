@@ -109,12 +109,17 @@ struct finish_options {
 
 // Work and memory counters of a session (for tests and limits; no timing).
 struct session_stats {
-  std::size_t feeds = 0;          // feed() calls that took a non-empty chunk
-  std::size_t matched_feeds = 0;  // of those, feeds that ran the matcher; the others only
-                                  // extended the open text span (content, reasoning, a string
-                                  // argument) the previous match ended in
-  // Of the feeds that did not match, feed_view() calls that only appended the chunk and
-  // returned a view of it (the message caught up later in one piece).
+  // Feeds that took a chunk the matcher would see, and the path each took: the general one
+  // (matched_feeds: the matcher ran) or one of the paths on top of it.
+  std::size_t feeds = 0;
+  std::size_t matched_feeds = 0;
+  // The chunk only extended the open span (content, reasoning, a string argument) the last
+  // match ended in: folded without the matcher.
+  std::size_t extension_feeds = 0;
+  // A large AST and few new bytes: matching waited for more (amortized).
+  std::size_t deferred_feeds = 0;
+  // feed_view() calls that only appended the chunk and returned a view of it (the message
+  // caught up later in one piece).
   std::size_t lean_feeds = 0;
   std::size_t deltas = 0;  // deltas returned by feed() so far
   // Bytes the session holds for the response (output buffer, folded text and arguments,
@@ -175,7 +180,7 @@ class session {
         return std::span<const delta_view>(lane_->view, static_cast<std::size_t>(views));
       }
     }
-    return feed_view_usual(chunk, tokens);
+    return feed_view_out_of_line(chunk, tokens);
   }
 
   // The output is complete: final parse, last deltas, final message, finish reason.
@@ -197,8 +202,8 @@ class session {
   void reset();
 
  private:
-  base::result<std::span<const delta_view>> feed_view_usual(std::string_view chunk,
-                                                            std::span<const std::int32_t> tokens);
+  base::result<std::span<const delta_view>> feed_view_out_of_line(
+      std::string_view chunk, std::span<const std::int32_t> tokens);
 
   struct state;
   std::unique_ptr<state> state_;
