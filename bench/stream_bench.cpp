@@ -13,6 +13,8 @@
 // does not get slower as the response grows).
 // BM_session_* run the same outputs through stream::session (chat::prepare of a small
 // Qwen3-like template with a `write` tool): matching plus folding and delta diffing.
+// BM_session_no_lean_view / BM_session_general_only run them with fewer of the session's
+// paths (feed_into; general_path_only): the gain of each path over the general one.
 // Baseline: BM_rematch_* re-matches the whole prefix after every chunk, which is what the
 // reference does (1.4 s Qwen3 JSON, 4.9–5.1 s Qwen3-Coder, 2.8 s content only at 64 KB), and
 // BM_feed_floor is a minimal out-of-line feed (classify 4 bytes, append, return one view): the
@@ -267,17 +269,25 @@ const chat::prepared& coder_request() {
   return p;
 }
 
+// Which of the session's paths a run may take: every path (feed_view), every path but
+// lean_view (feed_into), the general path alone (session_options::general_path_only). The
+// last two show what each optimisation on top of the general path gains.
+enum class paths { all, no_lean_view, general_only };
+
 // The same outputs through stream::session: feed 4-byte chunks, then finish(). parse_ms is
-// one stream::parse of the finished output (match + map), the goal's yardstick:
-// stream_x_parse = all feeds and finish() / parse_ms (goal ≤ 3).
-void stream_session(benchmark::State& state, int kind) {
+// one stream::parse of the finished output (match + map): stream_x_parse = all feeds and
+// finish() / parse_ms.
+void stream_session(benchmark::State& state, int kind, paths taken = paths::all) {
   const chat::prepared& p = kind == 1 ? coder_request() : session_request();
+  stream::session_options options;
+  options.general_path_only = taken == paths::general_only;
+  std::vector<stream::delta> out;
   const std::string text = make_shape(kind, static_cast<std::size_t>(state.range(0)) * 1024).text;
   std::vector<double> feed_ns;
   double stream_best = 1e9, first_best = 1e18, last_best = 1e18, parse_best = 1e9;
   std::size_t deltas = 0;
   for (auto _ : state) {
-    stream::session s(p);
+    stream::session s(p, options);
     feed_ns.clear();
     deltas = 0;
     const double c0 = thread_seconds();
@@ -287,13 +297,23 @@ void stream_session(benchmark::State& state, int kind) {
     for (std::size_t k = 0, i = 0; k < text.size(); k += kChunk, ++i) {
       const bool timed = i < 64 || i + 64 >= feeds;
       const auto f0 = timed ? clock_type::now() : clock_type::time_point{};
-      auto fed = s.feed_view(std::string_view(text).substr(k, kChunk));
-      if (timed) feed_ns.push_back(seconds(clock_type::now() - f0) * 1e9);
-      if (!fed) {
+      const std::string_view chunk = std::string_view(text).substr(k, kChunk);
+      std::size_t got = 0;
+      if (taken == paths::all) {
+        auto fed = s.feed_view(chunk);
+        if (!fed) {
+          state.SkipWithError(fed.error().to_string().c_str());
+          return;
+        }
+        got = fed->size();
+      } else if (auto fed = s.feed_into(out, chunk); !fed) {
         state.SkipWithError(fed.error().to_string().c_str());
         return;
+      } else {
+        got = out.size();
       }
-      deltas += fed->size();
+      if (timed) feed_ns.push_back(seconds(clock_type::now() - f0) * 1e9);
+      deltas += got;
     }
     auto fin = s.finish();
     if (!fin) {
@@ -350,6 +370,13 @@ void BM_session_content(benchmark::State& s) {
 }
 void BM_session_reasoning(benchmark::State& s) {
   stream_session(s, 3);
+}
+// The same four shapes without lean_view, and on the general path alone.
+void BM_session_no_lean_view(benchmark::State& s) {
+  stream_session(s, static_cast<int>(s.range(1)), paths::no_lean_view);
+}
+void BM_session_general_only(benchmark::State& s) {
+  stream_session(s, static_cast<int>(s.range(1)), paths::general_only);
 }
 void BM_rematch_qwen3_json(benchmark::State& s) {
   stream_rematch(s, 0);
@@ -432,6 +459,12 @@ BENCHMARK(BM_session_qwen3_coder) STREAM_SIZES;
 BENCHMARK(BM_session_content) STREAM_SIZES;
 BENCHMARK(BM_session_reasoning) STREAM_SIZES;
 BENCHMARK(BM_feed_floor) STREAM_SIZES;
+// 64 KB, shapes 0..3 (Qwen3 JSON, Qwen3-Coder, content, reasoning).
+#define PATH_SHAPES \
+  ->ArgsProduct({{64}, {0, 1, 2, 3}})->ArgNames({"kb", "shape"})->Unit(benchmark::kMillisecond)
+BENCHMARK(BM_session_no_lean_view) PATH_SHAPES;
+BENCHMARK(BM_session_general_only) PATH_SHAPES;
+#undef PATH_SHAPES
 // Quadratic: 1 and 16 KB show the growth, 64 KB once for the headline number.
 #define REMATCH_SIZES ->Arg(1)->Arg(16)->Arg(64)->Iterations(1)->Unit(benchmark::kMillisecond)
 BENCHMARK(BM_rematch_qwen3_json) REMATCH_SIZES;
