@@ -29,13 +29,17 @@ bool same_identity(const peg::ast_node& a, const peg::ast_node& b) {
          a.parent == b.parent;
 }
 
-// Tags whose effect waits for the node to be complete (a half-written name is never used).
-bool waits_for_completion(peg::tag t) {
-  return t == peg::tag::tool_name || t == peg::tag::tool_id || t == peg::tag::tool_arg_name ||
-         t == peg::tag::tool_close || t == peg::tag::tool_arg_close;
-}
-
 }  // namespace
+
+bool undecided(peg::tag t, bool node_partial, bool at_input_end, bool input_partial) {
+  const bool waits = t == peg::tag::tool_name || t == peg::tag::tool_id ||
+                     t == peg::tag::tool_arg_name || t == peg::tag::tool_close ||
+                     t == peg::tag::tool_arg_close;
+  if (!waits) return false;
+  if (node_partial) return true;
+  return input_partial && at_input_end &&
+         (t == peg::tag::tool_name || t == peg::tag::tool_arg_name);
+}
 
 void fold::clear() {
   tree_ = nullptr;
@@ -189,11 +193,7 @@ void fold::enter(std::uint32_t index) {
   node_record& r = records_[index];
   r = node_record{};
   r.consumed = n.start;
-  // A name that ends where the input ends may still be the prefix of a longer name in
-  // another alternative ("f" vs "f_2"): it is decided once a byte after it has matched.
-  if (waits_for_completion(n.tag) &&
-      (n.partial || (options_.partial && n.end >= input_.size() &&
-                     (n.tag == peg::tag::tool_name || n.tag == peg::tag::tool_arg_name)))) {
+  if (undecided(n.tag, n.partial, n.end >= input_.size(), options_.partial)) {
     r.deferred = true;
     return;
   }

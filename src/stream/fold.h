@@ -29,6 +29,12 @@
 
 namespace chatpeg::stream::detail {
 
+// The hold rule for names and closers: a node whose effect needs it whole (a call or argument
+// name, a call id, a closer) waits while it is partial; and a name that ends where a partial
+// input ends may still be the prefix of a longer name in another alternative ("f" vs "f_2"):
+// it is decided once a byte after it has matched.
+bool undecided(peg::tag t, bool node_partial, bool at_input_end, bool input_partial);
+
 enum class args_mode : std::uint8_t { none, whole, pairs };
 
 struct call_state {

@@ -179,5 +179,32 @@ INSTANTIATE_TEST_SUITE_P(
                   "Answer |plan \xC3\xA9|search{\"q\":1}"}),
     [](const auto& tc) { return std::string(tc.param.name); });
 
+// The hold rule for names and closers, row by row.
+TEST(fold_undecided, names_wait_for_a_byte_after_them_closers_for_their_end) {
+  struct row {
+    peg::tag tag;
+    bool node_partial, at_input_end, input_partial;
+    bool undecided;
+  };
+  const std::vector<row> rows = {
+      {peg::tag::tool_name, true, true, true, true},     // half a name
+      {peg::tag::tool_name, false, true, true, true},    // "f" may become "f_2"
+      {peg::tag::tool_name, false, false, true, false},  // a byte after it matched
+      {peg::tag::tool_name, false, true, false, false},  // the input is complete
+      {peg::tag::tool_arg_name, false, true, true, true},
+      {peg::tag::tool_id, true, true, true, true},
+      {peg::tag::tool_id, false, true, true, false},  // a whole id is decided
+      {peg::tag::tool_close, true, true, true, true},
+      {peg::tag::tool_close, false, true, true, false},
+      {peg::tag::tool_arg_close, true, true, true, true},
+      {peg::tag::content, true, true, true, false},  // text is held by its own rules
+      {peg::tag::tool_args, true, true, true, false},
+  };
+  for (const auto& r : rows) {
+    EXPECT_EQ(undecided(r.tag, r.node_partial, r.at_input_end, r.input_partial), r.undecided)
+        << static_cast<int>(r.tag) << " " << r.node_partial << r.at_input_end << r.input_partial;
+  }
+}
+
 }  // namespace
 }  // namespace chatpeg::stream::detail
