@@ -144,9 +144,9 @@ std::size_t lean_scanner::scan(std::string_view input, std::size_t sent, std::si
   std::size_t hold_from = end;
   if (kind_ == lean_kind::json_args && ((any & (kEscape | kReject)) != 0 || sent < chunk_at)) {
     // A whole simple escape is copied as is; a cut one is held.
-    const json_escape_hold h = json_escape_hold::of(
-        bytes, sent, end, [this](unsigned char b) { return (table_[b] & kEscape) != 0; },
-        [this](unsigned char b) { return (table_[b] & kReject) != 0; });
+    const lean_escapes syntax{
+        .classes = table_.data(), .escape_class = kEscape, .end_class = kReject};
+    const escape_hold h = escape_hold::of(bytes, sent, end, syntax);
     if (!h.plain) return no;
     hold_from = end - h.held;
   } else if (any & kReject) {

@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "chatpeg/base/text_set.h"
+#include "chatpeg/stream/detail/holds.h"
 
 namespace chatpeg::stream::detail {
 namespace {
@@ -337,35 +338,20 @@ bool open_span_finder::extends(const open_span& s, std::string_view text, std::s
   const auto* bytes = reinterpret_cast<const unsigned char*>(chunk.data());
   if (b.scan) return extends_scan(*b.scan, text.substr(i), held);
   if (b.k != body_info::kind::escaped_text || !b.run || !b.simple || s.held != 0) return false;
-  while (i < chunk.size()) {
-    const unsigned char c = bytes[i];
-    if (c >= 0x80 || b.run->ascii[c]) {
-      ++i;
-      continue;
-    }
-    if (c != b.escape) return false;  // a quote, a control byte
-    if (i + 1 >= chunk.size()) {      // an escape cut by the end: the matcher takes it as is
-      lookback = chunk.size() - i;
-      return true;
-    }
-    const unsigned char e = bytes[i + 1];
-    if (b.unicode != 0 && e == b.unicode && b.digits) {
-      const std::size_t end = std::min(chunk.size(), i + 2 + b.hex);
-      for (std::size_t k = i + 2; k < end; ++k) {
-        if (bytes[k] >= 0x80 || !b.digits->ascii[bytes[k]]) return false;
-      }
-      if (end < i + 2 + b.hex) {  // hex digits cut by the end
-        lookback = chunk.size() - i;
-        return true;
-      }
-      i += 2 + b.hex;
-    } else if (e < 0x80 && b.simple->ascii[e]) {
-      i += 2;
-    } else {
-      return false;
-    }
-  }
-  return true;
+  // The grammar's escape syntax (E simple | E U digit{hex}); an escape cut by the end: the
+  // matcher takes it as is, and the next extension is checked from the escape on.
+  struct grammar_escapes {
+    const body_info& b;
+    unsigned char escape, unicode;
+    std::size_t hex;
+    bool plain(unsigned char c) const { return c >= 0x80 || b.run->ascii[c]; }
+    bool simple(unsigned char e) const { return e < 0x80 && b.simple->ascii[e]; }
+    bool digit(unsigned char d) const { return d < 0x80 && b.digits->ascii[d]; }
+  };
+  const grammar_escapes syntax{b, b.escape, b.digits ? b.unicode : std::uint8_t{0}, b.hex};
+  const escape_hold h = escape_hold::of(bytes, i, chunk.size(), syntax);
+  lookback = h.held;
+  return h.plain;
 }
 
 }  // namespace chatpeg::stream::detail

@@ -1,12 +1,15 @@
-// Tests for stream/detail/holds.h: the UTF-8 and JSON-escape hold rules every streaming path
-// asks, table-driven, with the UTF-8 rule checked against base's decoder on random bytes for
-// both of its sizes (the inline loop and the library scan).
+// Tests for stream/detail/holds.h: the UTF-8 and escape hold rules every streaming path asks,
+// table-driven, with the UTF-8 rule checked against base's decoder on random bytes for both of its
+// sizes (the inline loop and the library scan).
 #include "chatpeg/stream/detail/holds.h"
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cctype>
 #include <random>
 #include <string>
+#include <string_view>
 
 namespace chatpeg::stream::detail {
 namespace {
@@ -69,21 +72,44 @@ TEST(Utf8HoldTest, AgreesWithTheDecoderOnRandomBytesAtBothSizes) {
   }
 }
 
+// A JSON string's escape syntax, as a grammar writes it: \\ then one of "\\/bfnrt, or \\u and
+// four hex digits; a quote or a control byte ends the text.
+struct json_syntax {
+  unsigned char escape = '\\';
+  unsigned char unicode = 'u';
+  std::size_t hex = 4;
+  static bool plain(unsigned char b) { return b != '"' && b != '\\' && b >= 0x20; }
+  static bool simple(unsigned char b) {
+    return std::string_view("\"\\/bfnrt").find(b) != std::string_view::npos;
+  }
+  static bool digit(unsigned char b) { return std::isxdigit(b) != 0; }
+};
+
 struct escape_case {
   const char* name;
   std::string body;  // bytes of a JSON string after its opening quote
-  bool plain;
+  bool lean_plain;   // the lean paths' syntax (simple escapes only)
+  std::size_t lean_held;
+  bool plain;  // the full JSON syntax
   std::size_t held;
 };
 
-class JsonEscapeHoldTest : public ::testing::TestWithParam<escape_case> {};
+class EscapeHoldTest : public ::testing::TestWithParam<escape_case> {};
 
-TEST_P(JsonEscapeHoldTest, TakesSimpleEscapesAndHoldsACutOne) {
+TEST_P(EscapeHoldTest, TakesKnownEscapesAndHoldsACutOne) {
   const auto& c = GetParam();
   const auto* bytes = reinterpret_cast<const unsigned char*>(c.body.data());
-  const json_escape_hold h = json_escape_hold::of(
-      bytes, 0, c.body.size(), [](unsigned char b) { return b == '\\'; },
-      [](unsigned char b) { return b == '"' || b < 0x20; });
+  std::array<std::uint8_t, 256> classes{};
+  classes['\\'] = 1;
+  classes['"'] = 2;
+  for (int b = 0; b < 0x20; ++b) classes[b] = 2;
+  const lean_escapes lean{.classes = classes.data(), .escape_class = 1, .end_class = 2};
+  const escape_hold l = escape_hold::of(bytes, 0, c.body.size(), lean);
+  EXPECT_EQ(l.plain, c.lean_plain);
+  if (c.lean_plain) {
+    EXPECT_EQ(l.held, c.lean_held);
+  }
+  const escape_hold h = escape_hold::of(bytes, 0, c.body.size(), json_syntax{});
   EXPECT_EQ(h.plain, c.plain);
   if (c.plain) {
     EXPECT_EQ(h.held, c.held);
@@ -91,28 +117,31 @@ TEST_P(JsonEscapeHoldTest, TakesSimpleEscapesAndHoldsACutOne) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Rows, JsonEscapeHoldTest,
-    ::testing::Values(escape_case{"plain", "abc", true, 0},
-                      escape_case{"newline_escape", "a\\nb", true, 0},
-                      escape_case{"quote_escape", "say \\\"hi\\\"", true, 0},
-                      escape_case{"backslash_escape", "C:\\\\dir", true, 0},
-                      escape_case{"cut_escape", "abc\\", true, 1},
-                      escape_case{"escaped_backslash_then_cut", "\\\\\\", true, 1},
-                      escape_case{"escaped_backslash_at_end", "a\\\\", true, 0},
-                      escape_case{"unicode_escape_is_not_simple", "\\u00e9", false, 0},
-                      escape_case{"slash_escape_is_not_simple", "\\/", false, 0},
-                      escape_case{"closing_quote", "abc\"", false, 0},
-                      escape_case{"control_byte", "a\nb", false, 0},
-                      escape_case{"empty", "", true, 0}),
+    Rows, EscapeHoldTest,
+    ::testing::Values(escape_case{"plain", "abc", true, 0, true, 0},
+                      escape_case{"newline_escape", "a\\nb", true, 0, true, 0},
+                      escape_case{"quote_escape", "say \\\"hi\\\"", true, 0, true, 0},
+                      escape_case{"backslash_escape", "C:\\\\dir", true, 0, true, 0},
+                      escape_case{"cut_escape", "abc\\", true, 1, true, 1},
+                      escape_case{"escaped_backslash_then_cut", "\\\\\\", true, 1, true, 1},
+                      escape_case{"escaped_backslash_at_end", "a\\\\", true, 0, true, 0},
+                      escape_case{"unicode_escape", "\\u00e9", false, 0, true, 0},
+                      escape_case{"unicode_cut_in_its_digits", "x\\u00", false, 0, true, 4},
+                      escape_case{"unicode_cut_after_u", "x\\u", false, 0, true, 2},
+                      escape_case{"unicode_bad_digit", "\\u00g0", false, 0, false, 0},
+                      escape_case{"slash_escape", "\\/", false, 0, true, 0},
+                      escape_case{"unknown_escape", "\\q", false, 0, false, 0},
+                      escape_case{"closing_quote", "abc\"", false, 0, false, 0},
+                      escape_case{"control_byte", "a\nb", false, 0, false, 0},
+                      escape_case{"utf8_is_plain", "caf\xC3\xA9", true, 0, true, 0},
+                      escape_case{"empty", "", true, 0, true, 0}),
     [](const auto& info) { return std::string(info.param.name); });
 
-TEST(JsonEscapeHoldTest, StartsAtFrom) {
-  const std::string body = "\\u\\n";
+TEST(EscapeHoldTest, StartsAtFrom) {
+  const std::string body = "\\q\\n";
   const auto* bytes = reinterpret_cast<const unsigned char*>(body.data());
-  const auto is_escape = [](unsigned char b) { return b == '\\'; };
-  const auto ends = [](unsigned char b) { return b == '"'; };
-  EXPECT_FALSE(json_escape_hold::of(bytes, 0, body.size(), is_escape, ends).plain);
-  EXPECT_TRUE(json_escape_hold::of(bytes, 2, body.size(), is_escape, ends).plain);
+  EXPECT_FALSE(escape_hold::of(bytes, 0, body.size(), json_syntax{}).plain);
+  EXPECT_TRUE(escape_hold::of(bytes, 2, body.size(), json_syntax{}).plain);
 }
 
 }  // namespace

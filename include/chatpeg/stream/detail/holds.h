@@ -1,9 +1,9 @@
 // The hold rules for the bytes at the end of a streamed output that the session's paths
-// check themselves, one type each: an incomplete UTF-8 sequence (utf8_hold) and a JSON
-// escape cut by the end of input (json_escape_hold). A delimiter or marker cut by the end is
-// base::held_prefix (base/text_set.h), a name that may still grow is the fold's. Every path —
-// the inline lane, the lean scan, the open-span extension, the fold — asks these; none
-// restates them. Inline because the lane (lean_lane.h) is. Internal to the stream module.
+// check themselves, one type each: an incomplete UTF-8 sequence (utf8_hold) and an
+// escape cut by the end of input (escape_hold). A delimiter or marker cut by the end is
+// base::held_prefix (base/text_set.h), a name that may still grow detail::undecided (fold.h).
+// Every path — the inline lane, the lean scan, the open-span extension, the fold — asks these;
+// none restates them. Inline because the lane (lean_lane.h) is. Internal to the stream module.
 #pragma once
 
 #include <cstddef>
@@ -49,32 +49,57 @@ inline bool simple_json_escape(unsigned char c) {
   return c == '"' || c == '\\' || c == 'n' || c == 't' || c == 'r';
 }
 
-// The bytes of a JSON string's body as the lean paths take them: every escape byte is followed
-// by a simple escape (copied as is), one cut by the end of input is held (1 byte); another
-// escape, or a byte that ends the string (a quote, a control byte), is not theirs to take.
-struct json_escape_hold {
-  bool plain = false;    // the lean paths may take the bytes
-  std::size_t held = 0;  // 1: the last byte is an escape byte cut by the end
+// Escaped text (a JSON string's body, or any text the grammar writes as a plain run and
+// escapes E simple | E U digit{hex}) growing at the end: its bytes are the text's as long as
+// every escape is one the syntax knows; an escape cut by the end of input is held from its
+// escape byte on, until the rest of it comes. `Syntax` gives: plain(b), a byte of the plain
+// run; `escape`, the escape byte; simple(b), a byte that may follow it; `unicode`, the byte
+// that starts a hex escape (0: none), digit(b) and `hex`, its digits and their count.
+struct escape_hold {
+  bool plain = false;    // the bytes are such text (no byte that ends it, no unknown escape)
+  std::size_t held = 0;  // bytes of an escape cut by the end
 
-  // bytes[from, end); is_escape(b) / ends(b): the escape byte, a byte that ends the string.
-  template <class IsEscape, class Ends>
-  static json_escape_hold of(const unsigned char* bytes, std::size_t from, std::size_t end,
-                             IsEscape is_escape, Ends ends) {
-    json_escape_hold h;
-    for (std::size_t i = from; i < end; ++i) {
-      const unsigned char b = bytes[i];
-      if (ends(b)) return h;
-      if (!is_escape(b)) continue;
-      if (i + 1 == end) {
-        h.held = 1;
-        break;
+  template <class Syntax>
+  static escape_hold of(const unsigned char* bytes, std::size_t from, std::size_t end,
+                        const Syntax& syntax) {
+    for (std::size_t i = from; i < end;) {
+      const unsigned char c = bytes[i];
+      if (syntax.plain(c)) {
+        ++i;
+        continue;
       }
-      if (!simple_json_escape(bytes[i + 1])) return h;
-      ++i;
+      if (c != syntax.escape) return {};  // a byte that ends the text
+      if (i + 1 >= end) return {true, end - i};
+      const unsigned char e = bytes[i + 1];
+      if (syntax.unicode != 0 && e == syntax.unicode) {
+        const std::size_t last = i + 2 + syntax.hex;
+        for (std::size_t k = i + 2; k < end && k < last; ++k) {
+          if (!syntax.digit(bytes[k])) return {};
+        }
+        if (end < last) return {true, end - i};  // hex digits cut by the end
+        i = last;
+      } else if (syntax.simple(e)) {
+        i += 2;
+      } else {
+        return {};
+      }
     }
-    h.plain = true;
-    return h;
+    return {true, 0};
   }
+};
+
+// The escape syntax the lean paths take (simple_json_escape only, no hex escapes) over a span's
+// byte classes: `escape_class` marks the escape byte, `end_class` the bytes that end the text.
+struct lean_escapes {
+  const std::uint8_t* classes = nullptr;
+  std::uint8_t escape_class = 0;
+  std::uint8_t end_class = 0;
+  unsigned char escape = '\\';
+  unsigned char unicode = 0;
+  std::size_t hex = 0;
+  bool plain(unsigned char b) const { return (classes[b] & (escape_class | end_class)) == 0; }
+  static bool simple(unsigned char b) { return simple_json_escape(b); }
+  static bool digit(unsigned char) { return false; }
 };
 
 }  // namespace chatpeg::stream::detail

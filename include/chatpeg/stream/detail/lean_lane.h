@@ -179,12 +179,12 @@ struct lean_lane {
 
  private:
   // Every escape byte of the chunk is followed in it by a simple escape and nothing ends the
-  // string (json_escape_hold, holding nothing).
+  // string (escape_hold, holding nothing).
   bool whole_escapes(std::string_view chunk) const {
-    const json_escape_hold h = json_escape_hold::of(
-        reinterpret_cast<const unsigned char*>(chunk.data()), 0, chunk.size(),
-        [this](unsigned char b) { return (classes[b] & lean_class::escape) != 0; },
-        [this](unsigned char b) { return (classes[b] & lean_class::reject) != 0; });
+    const lean_escapes syntax{
+        .classes = classes, .escape_class = lean_class::escape, .end_class = lean_class::reject};
+    const escape_hold h = escape_hold::of(reinterpret_cast<const unsigned char*>(chunk.data()), 0,
+                                          chunk.size(), syntax);
     return h.plain && h.held == 0;
   }
 
