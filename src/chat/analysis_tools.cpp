@@ -394,7 +394,9 @@ class tool_stage {
   void pythonic_calls(const core& c1) {
     tool_syntax& t = out_.tools;
     const std::string& h = r_.one;
-    std::string before = trimmed(h.substr(0, c1.begin));
+    // The whitespace between the section's markers and the calls is kept: the parser reads
+    // it as flexible whitespace ("<function_calls>\nf(a=1)\n</function_calls>").
+    std::string before = ltrim(h.substr(0, c1.begin));
     std::string after = h.substr(c1.end);
     std::size_t close = after.find(')');
     if (close == npos || !trimmed(after.substr(0, close)).empty()) {
@@ -402,7 +404,7 @@ class tool_stage {
       return;
     }
     t.args_end = ")";
-    after = trimmed(after.substr(close + 1));
+    after = rtrim(after.substr(close + 1));
     if (r_.have_two) {
       std::size_t n2 = r_.two.find(probe::fn2, c1.end);
       std::size_t end1 = r_.two.find(')', c1.end);
@@ -414,13 +416,14 @@ class tool_stage {
     } else {
       t.call_separator = ", ";
     }
-    if (!before.empty() && before.back() == '[' && !after.empty() && after.front() == ']') {
+    const std::string open = rtrim(before), shut = ltrim(after);
+    if (!open.empty() && open.back() == '[' && !shut.empty() && shut.front() == ']') {
       t.array_wrapped = true;
-      before.pop_back();
-      after.erase(0, 1);
+      before = trimmed(std::string_view(open).substr(0, open.size() - 1));
+      after = trimmed(std::string_view(shut).substr(1));
     }
-    t.section_start = trimmed(before);
-    t.section_end = trimmed(after);
+    t.section_start = before;
+    t.section_end = after;
     t.name_suffix = "(";
   }
 

@@ -14,12 +14,12 @@
 
 #include <filesystem>
 #include <iostream>
-#include <regex>
 #include <set>
 
 #include "chatpeg/chat/prepare.h"
 #include "chatpeg/stream/parse.h"
 #include "support/conformance.h"
+#include "support/renaming.h"
 
 namespace chatpeg::stream {
 namespace {
@@ -37,37 +37,12 @@ constexpr int kDedicatedFloor = 79;
 // model.
 constexpr int kDedicatedSilentCeiling = 3;
 
-// `<X`, `</X`, `<|X`, `<|/X`, `[X]`, `[/X]` with X an ASCII identifier (a tag's name).
-const std::regex& tag_pattern() {
-  static const std::regex re(R"((<\|?/?|\[/?)([A-Za-z_][A-Za-z0-9_]*)(?=[>|=\] \n]))");
-  return re;
-}
+using testing::rename_tags;
 
 // The tag names the model outputs of a template's cases use.
 std::set<std::string> tag_names(const json::value& cases) {
   std::set<std::string> out;
-  for (const auto& cs : cases) {
-    const std::string text = cs["model_output"].get<std::string>();
-    for (std::sregex_iterator it(text.begin(), text.end(), tag_pattern()), end; it != end; ++it) {
-      out.insert((*it)[2].str());
-    }
-  }
-  return out;
-}
-
-// Renames the tag names in `text` (only where they follow a tag opener and end as a word).
-std::string rename_tags(const std::string& text, const std::set<std::string>& names) {
-  std::string out;
-  std::size_t last = 0;
-  for (std::sregex_iterator it(text.begin(), text.end(), tag_pattern()), end; it != end; ++it) {
-    const auto& m = *it;
-    if (!names.contains(m[2].str())) continue;
-    const auto name_at = static_cast<std::size_t>(m.position(2));
-    out.append(text, last, name_at - last);
-    out += "zq_";
-    last = name_at;
-  }
-  out.append(text, last);
+  for (const auto& cs : cases) testing::add_tag_names(cs["model_output"].get<std::string>(), out);
   return out;
 }
 
