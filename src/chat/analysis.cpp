@@ -136,6 +136,7 @@ analysis analyze(const jinja::program& prog, std::string_view source,
     analyze_reasoning(ctx, out);
     analyze_tools(ctx, out);
     analyze_content(ctx, out);
+    find_content_gap(ctx, out);
   }
   for (const auto& f : fixups())
     if (options.fixups && f.applies(source, out)) {

@@ -120,6 +120,9 @@ template_caps probe_caps(const probe_renderer& r, bool& prefer_string_args);
 void analyze_reasoning(const analysis_context& ctx, analysis& out);
 void analyze_content(const analysis_context& ctx, analysis& out);
 void analyze_tools(const analysis_context& ctx, analysis& out);
+// After the content stage: tools.content_gap, what a turn with content and a call writes
+// between them beyond the content's own end marker.
+void find_content_gap(const analysis_context& ctx, analysis& out);
 // Every non-empty marker, whitespace-trimmed, deduplicated, in a stable order.
 std::vector<std::string> collect_preserved_tokens(const analysis& a);
 

@@ -178,7 +178,8 @@ json::value analysis::to_json() const {
                     {"values", name_of(value_names, t.values)},
                     {"fixed_argument_order", t.fixed_argument_order},
                     {"close_ends_turn", t.close_ends_turn},
-                    {"pythonic", t.pythonic}};
+                    {"pythonic", t.pythonic},
+                    {"content_gap", t.content_gap}};
   return {{"source", name_of(source_names, source)},
           {"handler", handler},
           {"fixups", fixups},
@@ -258,6 +259,7 @@ base::result<analysis> analysis::from_json(const json::value& j) {
     c->boolean("fixed_argument_order", t.fixed_argument_order);
     c->boolean("close_ends_turn", t.close_ends_turn);
     c->boolean("pythonic", t.pythonic);
+    c->str("content_gap", t.content_gap);
     r.adopt(*c);
   }
   r.strings("preserved_tokens", a.preserved_tokens);

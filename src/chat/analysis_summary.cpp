@@ -124,6 +124,7 @@ std::string analysis::summary() const {
     marker(out, "arg_name_suffix", t.arg_name_suffix);
     marker(out, "arg_value_end", t.arg_value_end);
     marker(out, "arg_separator", t.arg_separator);
+    marker(out, "content_gap", t.content_gap);
     out += std::string("    values: ") + values_name(t.values) + "\n";
     std::string flags;
     if (t.array_wrapped) flags += " array_wrapped";

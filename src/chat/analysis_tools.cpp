@@ -531,6 +531,37 @@ bool close_ends_turn(const analysis_context& ctx, const tool_syntax& t) {
   return after.find(turn_end) == npos && trimmed(after).ends_with(trimmed(close));
 }
 
+// A turn with content and a call, against the turn with the call alone: after the content
+// (and its end marker, when content is wrapped) comes what the call turn opens with; anything
+// before that is the gap ("\n<|im_end|>\n<|im_start|>assistant\n" where the template writes
+// the content and the calls as two messages).
+void find_content_gap(const analysis_context& ctx, analysis& out) {
+  tool_syntax& t = out.tools;
+  if (t.format == tool_format::none || !out.tool_error.empty()) return;
+  const json::value call =
+      json::value::array({probe_call(probe::fn1, probe::id1, args1(), ctx.args_as_string)});
+  json::value both = assistant_calls(call);
+  both["content"] = std::string(probe::content);
+  const std::string with_content = ctx.renderer.assistant_middle(both, true);
+  const std::string alone = ctx.renderer.assistant_middle(assistant_calls(call), true);
+  const std::size_t text_at = with_content.find(probe::content);
+  const std::size_t name_alone = alone.find(probe::fn1);
+  if (text_at == npos || name_alone == npos) return;
+  std::size_t from = text_at + probe::content.size();
+  const std::size_t name_at = with_content.find(probe::fn1, from);
+  if (name_at == npos) return;
+  // The call turn's opening up to the name, as it follows the content.
+  const std::string opening = ltrim(std::string_view(alone).substr(0, name_alone));
+  const std::string_view between = std::string_view(with_content).substr(from, name_at - from);
+  if (!between.ends_with(opening)) return;
+  std::string gap(between.substr(0, between.size() - opening.size()));
+  const std::string end = trimmed(out.content.end);
+  const std::string core = trimmed(gap);
+  if (!end.empty() && core.starts_with(end)) gap = ltrim(core.substr(end.size()));
+  if (trimmed(gap).empty()) return;
+  t.content_gap = gap;
+}
+
 void analyze_tools(const analysis_context& ctx, analysis& out) {
   if (!out.caps.supports_tool_calls) {
     if (out.caps.supports_tools)

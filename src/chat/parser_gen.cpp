@@ -218,13 +218,21 @@ gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::st
   }
   auto tail = b.rule(c.unique_rule("tool-calls-tail"), tail_body);
   auto finish = tail + b.end();
+  // The parser also takes what a template writes between content and calls where it writes
+  // them as two messages (tools.content_gap): content stops there, the calls follow it.
+  std::vector<std::string> stops = words;
+  if (const std::string_view gap = marker_core(c.a.tools.content_gap);
+      !c.for_gbnf && !gap.empty() && !words.empty()) {
+    finish = b.choice({finish, c.mark(c.a.tools.content_gap) + tail + b.end()});
+    stops.emplace_back(gap);
+  }
   if (c.tool_required) {
     // The grammar allows no text before the first call; the parser still reads text a model
     // wrote there (unconstrained output, as the reference does) into content.
     if (c.for_gbnf || words.empty()) {
       out.root = reasoning + c.ws() + finish;
     } else {
-      auto piece = b.negate(calls) + b.content(b.any() + b.until_one_of(words));
+      auto piece = b.negate(calls) + b.content(b.any() + b.until_one_of(stops));
       out.root = reasoning + b.choice({c.ws() + finish, b.zero_or_more(piece) + finish});
     }
     return out;
@@ -252,7 +260,7 @@ gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::st
   // each piece of content (not only behind a negative lookahead), so a lenient parse of a
   // call still being written reports it, and a prefix of a call opener at the end of the
   // input is held back instead of leaking into content.
-  auto piece = b.negate(calls) + b.content(b.any() + b.until_one_of(words));
+  auto piece = b.negate(calls) + b.content(b.any() + b.until_one_of(stops));
   if (!c.for_gbnf && unknown_call.owner != nullptr) piece = b.negate(unknown_call) + piece;
   peg::parser body = b.zero_or_more(b.choice({finish, piece})) + b.end();
   const auto& cs = c.a.content;

@@ -49,11 +49,13 @@ base::result<std::string> render_prompt(const chat_template& t, const request& r
   return t.render_request(*vars);
 }
 
-// "" when the parser reads `output` as exactly the calls named in `names`, else why not.
+// "" when the parser reads `output` as exactly the calls named in `names` and, as content,
+// `content` (its text with the surrounding whitespace trimmed; empty: no content), else why not.
 // `lead` goes between the parse prefix and the output (a reasoning end marker, for history
 // turns that were rendered without reasoning); text read as content there is not the output's.
 std::string check_output(const prepared& p, std::string_view output,
-                         const std::vector<std::string_view>& names, std::string_view lead = {}) {
+                         const std::vector<std::string_view>& names, std::string_view lead = {},
+                         std::string_view content = {}) {
   const std::string input = p.parse_prefix + std::string(lead) + std::string(output);
   const std::size_t output_at = p.parse_prefix.size() + lead.size();
   peg::matcher m(*p.parser);
@@ -65,14 +67,26 @@ std::string check_output(const prepared& p, std::string_view output,
            excerpt(output) + " (at byte " + std::to_string(at) + ": " + r.error.message + ")";
   }
   std::vector<std::string> found;
+  std::string text, reasoning;  // what the parser reads as content and reasoning in the output
   for (const auto& n : r.ast.nodes()) {
     if (n.tag == peg::tag::tool_name) {
       found.push_back(r.ast.text(n, input));
-    } else if (n.tag == peg::tag::content && n.end > output_at &&
-               !base::trim(r.ast.text(n, input)).empty()) {
-      return "the derived parser reads part of the template's own rendering of " + what + " " +
-             excerpt(output) + " as content: " + excerpt(r.ast.text(n, input));
+    } else if (n.tag == peg::tag::content && n.end > output_at) {
+      text += r.ast.text(n, input);
+    } else if (n.tag == peg::tag::reasoning && n.end > output_at) {
+      reasoning += r.ast.text(n, input);
     }
+  }
+  // A template may write a call turn's text as its reasoning (gpt-oss's analysis channel).
+  const bool as_reasoning =
+      !content.empty() && base::trim(text).empty() && base::trim(reasoning) == content;
+  if (base::trim(text) != content && !as_reasoning) {
+    if (content.empty()) {
+      return "the derived parser reads part of the template's own rendering of " + what + " " +
+             excerpt(output) + " as content: " + excerpt(text);
+    }
+    return "the derived parser reads the template's own rendering of content and " + what + " " +
+           excerpt(output) + " with the content " + excerpt(text) + ", not " + excerpt(content);
   }
   if (found != std::vector<std::string>(names.begin(), names.end())) {
     std::string got;
@@ -133,6 +147,35 @@ std::string find_calls_in_history(const prepared& p, const analysis& a, const st
   return "(history renders differently from a fresh turn) " + first_why;
 }
 
+// Content and a call in one turn: what the model writes between them (the content turn's end
+// and a new turn's header, where a template writes them as separate messages) must not be read
+// as content, nor the content as anything else. Checked where the turn continues the prompt and
+// the template renders both.
+std::string verify_content_and_call(const chat_template& t, const prepared& gen,
+                                    const std::string& text_turn,
+                                    const std::vector<std::string>& turn_ends) {
+  json::value turn =
+      assistant_calls(json::value::array({probe_call(probe::fn1, probe::id1, args1(), true)}));
+  turn["content"] = std::string(probe::content);
+  auto req = probe_request(turn, false);
+  if (!req) return {};
+  auto full = render_prompt(t, *req);
+  if (!full || !full->starts_with(gen.prompt)) return {};
+  std::string output = full->substr(gen.prompt.size());
+  const std::size_t text_at = output.find(probe::content);
+  const std::size_t last = output.rfind(probe::fn1);
+  if (text_at == std::string::npos || last == std::string::npos || last < text_at) return {};
+  const std::size_t from = last + probe::fn1.size();
+  const std::size_t tail = std::min(common_suffix_length(output, text_turn), output.size() - from);
+  output = cut_turn_end(output.substr(0, output.size() - tail), from, turn_ends);
+  std::string why = check_output(gen, output, {probe::fn1}, {}, probe::content);
+  // A history turn rendered without the reasoning block the prompt opens: closed first.
+  if (const std::string& end = t.analysis().reasoning.end; !why.empty() && !end.empty()) {
+    if (check_output(gen, output, {probe::fn1}, end, probe::content).empty()) return {};
+  }
+  return why;
+}
+
 }  // namespace
 
 std::string verify_tool_syntax(const chat_template& t) {
@@ -187,7 +230,7 @@ std::string verify_tool_syntax(const chat_template& t) {
     output = cut_turn_end(output.substr(0, output.size() - tail), from, turn_ends);
     if (auto why = check_output(*gen, output, tr.names); !why.empty()) return why;
   }
-  return {};
+  return verify_content_and_call(t, *gen, *text_turn, turn_ends);
 }
 
 }  // namespace chatpeg::chat::detail

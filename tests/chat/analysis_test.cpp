@@ -280,11 +280,13 @@ TEST(AnalysisJson, EditedFieldsAreRead) {
   a.tools.arg_name_prefix = "<parameter=";
   a.tools.values = value_syntax::python;
   a.tools.id_pos = id_position::after_args;
+  a.tools.content_gap = "<|im_end|>\n<|im_start|>assistant\n";
   a.reasoning = {reasoning_mode::tools_only, "", "</think>"};
   a.preserved_tokens = {"<parameter="};
   auto back = analysis::from_json(a.to_json());
   ASSERT_TRUE(back);
   EXPECT_EQ(back->tools.format, tool_format::tag_with_tagged);
+  EXPECT_EQ(back->tools.content_gap, a.tools.content_gap);
   EXPECT_EQ(back->tools.values, value_syntax::python);
   EXPECT_EQ(back->tools.id_pos, id_position::after_args);
   EXPECT_EQ(back->reasoning.mode, reasoning_mode::tools_only);
@@ -300,13 +302,15 @@ TEST(AnalysisSummary, ShowsEveryNonEmptyMarker) {
   a.tools.section_start = "<|S|>";
   a.tools.name_prefix = "functions.";
   a.tools.arg_value_end = "\n</p>";
+  a.tools.content_gap = "<|end|><|start|>assistant";
   a.tool_error = "";
   a.preserved_tokens = {"<|S|>"};
   a.caps.supports_tools = true;
   std::string s = a.summary();
   for (const char* needle : {"dedicated", "kimi-k2", "tag_based", "\"<think>\"", "\"</think>\"",
                              "tag_with_json", "section_start: \"<|S|>\"", "\"functions.\"",
-                             "\"\\n</p>\"", "preserved tokens: \"<|S|>\"", "caps:", "tools"})
+                             "\"\\n</p>\"", "content_gap: \"<|end|><|start|>assistant\"",
+                             "preserved tokens: \"<|S|>\"", "caps:", "tools"})
     EXPECT_NE(s.find(needle), std::string::npos) << needle << "\n" << s;
   EXPECT_EQ(s.find("call_start"), std::string::npos);  // empty markers are not listed
   a.tool_error = "tool-call stage 'x': y";

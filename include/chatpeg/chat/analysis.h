@@ -116,6 +116,11 @@ struct tool_syntax {
 
   // Pythonic calls: [name(a=1, b='x'), ...]
   bool pythonic = false;
+
+  // What a turn with content and calls writes between the two where it writes them as two
+  // messages (a content turn's end and a new turn's header: "<|end|><|start|>assistant "); the
+  // parser takes it, optionally, between content and the first call.
+  std::string content_gap;
 };
 
 // Where the analysis came from.
