@@ -108,7 +108,7 @@ analysis analyze(const jinja::program& prog, std::string_view source,
   bool prefer_string_args = false;
   out.caps = probe_caps(renderer, prefer_string_args);
   analysis_context ctx{renderer, source, prefer_string_args,
-                       find_turn_ends(renderer, special_tokens)};
+                       find_turn_ends(renderer, special_tokens), options.align_fresh_turn};
 
   const dedicated_format* row = nullptr;
   for (const auto& r : dedicated_formats())

@@ -106,6 +106,7 @@ struct analysis_context {
   std::string_view source;
   bool args_as_string = false;  // render probe arguments as JSON strings (template prefers it)
   std::vector<std::string> turn_ends;  // end-of-turn markers (cut off tool-call middles)
+  bool align_fresh_turn = false;       // analyze_options::align_fresh_turn
 };
 
 // End-of-turn markers of the template: what follows a plain content turn, the eos token, and
@@ -146,6 +147,9 @@ const std::vector<fixup>& fixups();
 struct analyze_options {
   bool dedicated_rows = true;
   bool fixups = true;
+  // Differential analysis: align the calls' opener and closer with a fresh turn
+  // (align_with_fresh_turn); tried when the plain derivation does not read back.
+  bool align_fresh_turn = false;
 };
 analysis analyze(const jinja::program& prog, std::string_view source,
                  const json::value& special_tokens, analyze_options options = {});

@@ -559,7 +559,49 @@ void find_content_gap(const analysis_context& ctx, analysis& out) {
   const std::string core = trimmed(gap);
   if (!end.empty() && core.starts_with(end)) gap = ltrim(core.substr(end.size()));
   if (trimmed(gap).empty()) return;
+  // The calls' opener may begin with it (aligned with the fresh turn): then it is no gap.
+  for (const std::string* m : {&t.section_start, &t.call_start, &t.name_prefix}) {
+    if (!trimmed(*m).empty()) {
+      if (trimmed(*m).starts_with(trimmed(gap))) return;
+      break;
+    }
+  }
   t.content_gap = gap;
+}
+
+// The derived opener and closer against a fresh turn, what the model writes after the
+// generation prompt. A call turn can open with a message separator that the empty turn renders
+// too, so diffing leaves it out of the middles ("<|message_sep|>\n\nfunction call<|role_sep|>"
+// where the middle starts at "function call"): the text before the opener in the fresh turn is
+// prepended to it. A closer that is that separator is dropped: in the history it opens the next
+// message, and the model ends its turn there instead.
+void align_with_fresh_turn(const analysis_context& ctx, tool_syntax& t) {
+  const json::value call =
+      json::value::array({probe_call(probe::fn1, probe::id1, args1(), ctx.args_as_string)});
+  const auto prompt = ctx.renderer.render(json::value::array({user_message()}), true, true);
+  const auto full =
+      ctx.renderer.render(json::value::array({user_message(), assistant_calls(call)}), true, false);
+  if (!prompt || !full || !full->starts_with(*prompt)) return;
+  std::string output = full->substr(prompt->size());
+  const std::size_t name = output.find(probe::fn1);
+  if (name == npos) return;
+  output = cut_turn_end(output, name + probe::fn1.size(), ctx.turn_ends);
+  std::string* opener = nullptr;
+  for (std::string* m : {&t.section_start, &t.call_start, &t.name_prefix}) {
+    if (!trimmed(*m).empty()) {
+      opener = m;
+      break;
+    }
+  }
+  if (opener == nullptr) return;
+  const std::size_t at = output.find(trimmed(*opener));
+  if (at == npos || at > name) return;
+  const std::string lead = ltrim(std::string_view(output).substr(0, at));
+  if (trimmed(lead).empty()) return;
+  *opener = lead + ltrim(*opener);
+  std::string& closer = !t.section_end.empty() ? t.section_end : t.call_end;
+  const std::string close = trimmed(closer);
+  if (!close.empty() && trimmed(lead).starts_with(close)) closer.clear();
 }
 
 void analyze_tools(const analysis_context& ctx, analysis& out) {
@@ -571,8 +613,10 @@ void analyze_tools(const analysis_context& ctx, analysis& out) {
     return;
   }
   tool_stage(ctx, out).run();
-  if (out.tools.format != tool_format::none && out.tool_error.empty())
+  if (out.tools.format != tool_format::none && out.tool_error.empty()) {
+    if (ctx.align_fresh_turn) align_with_fresh_turn(ctx, out.tools);
     out.tools.close_ends_turn = close_ends_turn(ctx, out.tools);
+  }
 }
 
 }  // namespace chatpeg::chat::detail

@@ -14,16 +14,25 @@ namespace chatpeg::chat {
 // Analyses the template and verifies its tool syntax (it must read back the template's own
 // calls). Dedicated rows and fix-ups are chosen by predicates on the source, so a template of
 // another family that happens to match one (or a variant with other markers) may be misread
-// by it; then differential analysis without the row, and without the fix-ups, is tried, and
-// the first candidate that reads back the calls is kept (with a note saying so). When none
-// does, the first candidate stays, with its error: tool requests fail naming the stage.
+// by it; and differential analysis reads its markers off render diffs, which leave out what an
+// empty turn renders too. So the candidates are tried in order — as analysed, without the row,
+// without the fix-ups, differential with its markers aligned to a fresh turn — and the first
+// that reads back the calls is kept (with a note saying so). When none does, the first
+// candidate stays, with its error: tool requests fail naming the stage.
 void chat_template::choose_analysis(chat_template& t) {
   const detail::analyze_options candidates[] = {
-      {}, {.dedicated_rows = false}, {.dedicated_rows = false, .fixups = false}};
+      {},
+      {.dedicated_rows = false},
+      {.dedicated_rows = false, .fixups = false},
+      {.dedicated_rows = false, .align_fresh_turn = true}};
   std::optional<chat::analysis> first;
   for (const auto& options : candidates) {
-    // Without the row, the analysis with fix-ups is the first one again.
-    if (first && first->handler.empty() && options.fixups) continue;
+    // A candidate that is the first one again (no row, or no fix-ups, to leave out) is skipped.
+    if (first && !options.align_fresh_turn &&
+        ((first->handler.empty() && options.fixups) ||
+         (first->handler.empty() && first->fixups.empty()))) {
+      continue;
+    }
     t.analysis_ = detail::analyze(*t.program_, t.source_, t.special_tokens_, options);
     const bool has_syntax =
         t.analysis_.tools.format != tool_format::none || !t.analysis_.handler.empty();
@@ -32,19 +41,20 @@ void chat_template::choose_analysis(chat_template& t) {
         t.analysis_.tool_error = "tool-call stage 'verify': " + why;
     }
     if (!first) {
-      // Nothing to verify, or verified: as analysed. Else the alternatives are worth trying
-      // only when the row or a fix-up chose the syntax.
+      // Nothing to verify, or verified: as analysed.
       if (!has_syntax || t.analysis_.tool_error.empty()) return;
-      if (t.analysis_.handler.empty() && t.analysis_.fixups.empty()) return;
       first = std::move(t.analysis_);
       continue;
     }
     if (has_syntax && t.analysis_.tool_error.empty()) {
-      std::string what = !first->handler.empty() ? "the dedicated format '" + first->handler + "'"
-                                                 : std::string("the fix-ups");
-      t.analysis_.note = what + " did not read back the template's own calls (" +
-                         first->tool_error + "); differential analysis" +
-                         (options.fixups ? "" : " without fix-ups") + " did";
+      const std::string what = !first->handler.empty()
+                                   ? "the dedicated format '" + first->handler + "'"
+                               : !first->fixups.empty() ? std::string("the fix-ups")
+                                                        : std::string("differential analysis");
+      t.analysis_.note =
+          what + " did not read back the template's own calls (" + first->tool_error +
+          "); differential analysis" + (options.fixups ? "" : " without fix-ups") +
+          (options.align_fresh_turn ? " with its markers aligned to a fresh turn" : "") + " did";
       return;
     }
   }
