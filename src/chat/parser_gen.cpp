@@ -240,15 +240,15 @@ gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::st
   if (words.empty()) {
     // No marker announces a call (bare JSON / pythonic lists): the answer is calls, or text
     // that calls to an offered tool may end ("Let me check.[f(a=1)]"); such calls begin with
-    // '[' or '{', so content runs from one of those bytes to the next. A list that parses as
-    // calls but is followed by more text stays in that text. The grammar (lazy, triggered at
-    // the start) allows calls or text.
+    // '[' or '{', so content runs from one of those bytes to the next. Calls followed by more
+    // text do not match (an explicit error, not content). The grammar (lazy, triggered at the
+    // start) allows calls or text.
     auto bare = c.ws() + calls + c.ws() + b.end();
     if (c.for_gbnf) {
       out.root = reasoning + b.choice({bare, b.content(b.rest())});
     } else {
       auto at_end = b.rule(c.unique_rule("tool-calls-at-end"), calls + c.ws() + b.end());
-      auto piece = b.negate(at_end) + b.content(b.any() + b.until_one_of({"[", "{"}));
+      auto piece = b.negate(calls) + b.content(b.any() + b.until_one_of({"[", "{"}));
       out.root = reasoning + b.choice({bare, b.zero_or_more(b.choice({at_end, piece})) + b.end()});
     }
     out.triggers.push_back({trigger_type::pattern, "^\\s*[\\[{]"});

@@ -231,5 +231,47 @@ TEST(InventedFormats, EveryCaseRoundTripsParsedStreamedAndByTheGrammar) {
   EXPECT_EQ(passed, total);
 }
 
+// Text around markerless calls: a call to an offered tool is never returned as plain content.
+// Before the calls it is content; after them the output does not match (an explicit error);
+// a list that calls no offered tool is content.
+TEST(InventedFormats, MarkerlessCallsAreNeverContent) {
+  struct row {
+    const char* fixture;
+    const char* output;
+    const char* content;  // nullptr: the parse fails
+    std::size_t calls;
+  };
+  const std::vector<row> rows = {
+      {"python_bare_list", "Let me check.[get_weather(city=\"Paris\")]", "Let me check.", 1},
+      {"python_bare_list", "[get_weather(city=\"Paris\")] Done.", nullptr, 0},
+      {"python_bare_list", "Try [other_tool(x=1)] or [1, 2].", "Try [other_tool(x=1)] or [1, 2].",
+       0},
+      {"json_bare_parameters", "Sure.{\"name\": \"noop\", \"parameters\": {}}", "Sure.", 1},
+      {"json_bare_parameters", "{\"name\": \"noop\", \"parameters\": {}} and then", nullptr, 0},
+      {"json_bare_parameters", "Use {\"name\": \"x\"} here", "Use {\"name\": \"x\"} here", 0},
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(std::string(r.fixture) + ": " + r.output);
+    const auto path = fixtures() / (std::string(r.fixture) + ".jinja");
+    auto tmpl = chat::chat_template::create(chatpeg::testing::read_file(path));
+    ASSERT_TRUE(tmpl.has_value()) << tmpl.error().to_string();
+    json::value body = json::value::object();
+    body["messages"] = json::value::array({*json::parse(R"({"role": "user", "content": "hi"})")});
+    body["tools"] = tools();
+    auto req = chat::request::from_json(body);
+    ASSERT_TRUE(req.has_value());
+    auto prep = chat::prepare(**tmpl, *req);
+    ASSERT_TRUE(prep.has_value()) << prep.error().to_string();
+    auto msg = parse(*prep, r.output);
+    if (r.content == nullptr) {
+      EXPECT_FALSE(msg.has_value()) << "read as " << msg->to_json().dump();
+      continue;
+    }
+    ASSERT_TRUE(msg.has_value()) << msg.error().to_string();
+    EXPECT_EQ(msg->content.value_or(""), r.content);
+    EXPECT_EQ(msg->tool_calls.size(), r.calls);
+  }
+}
+
 }  // namespace
 }  // namespace chatpeg::stream
