@@ -1,6 +1,7 @@
-// Template analysis pipeline: capabilities by probing, then the dedicated
-// format table (first matching row wins) or the three differential stages, then the fix-up
-// table, then the preserved tokens (every non-empty marker). Runs once per template.
+// Template analysis pipeline: capabilities by probing, then a format description (when the
+// chooser asks for one), the dedicated format table (first matching row wins) or the three
+// differential stages, then the fix-up table, then the preserved tokens (every non-empty
+// marker). Runs once per template and candidate.
 #include <algorithm>
 
 #include "chat/analysis_detail.h"
@@ -110,18 +111,9 @@ analysis analyze(const jinja::program& prog, std::string_view source,
   analysis_context ctx{renderer, source, prefer_string_args,
                        find_turn_ends(renderer, special_tokens), options.align_fresh_turn};
 
-  const dedicated_format* row = nullptr;
-  for (const auto& r : dedicated_formats())
-    if (options.dedicated_rows && r.matches(source)) {
-      row = &r;
-      break;
-    }
-  if (row) {
-    out.source = analysis_source::dedicated;
-    out.handler = std::string(row->name);
-    row->describe(source, out);
-    // The row's reasoning markers are the family's; a template that writes others (a variant,
-    // or another family matching the predicate) gets the ones the reasoning stage finds.
+  // A row's reasoning markers are the family's; a template that writes others (a variant, or
+  // another family matching the predicate) gets the ones the reasoning stage finds.
+  const auto derive_foreign_reasoning = [&] {
     const auto in_source = [&](const std::string& m) {
       const std::string t = first_token(m);
       return t.empty() || source.find(t) != std::string_view::npos;
@@ -132,6 +124,35 @@ analysis analyze(const jinja::program& prog, std::string_view source,
       analyze_reasoning(ctx, derived);
       if (derived.reasoning.mode != reasoning_mode::none) out.reasoning = derived.reasoning;
     }
+  };
+
+  const dedicated_format* row = nullptr;
+  for (const auto& r : dedicated_formats())
+    if (options.dedicated_rows && !options.description && r.matches(source)) {
+      row = &r;
+      break;
+    }
+  if (options.description) {
+    const description_renders renders = render_for_descriptions(renderer, prefer_string_args);
+    marker_bindings bound;
+    std::string why = apply_format_description(*options.description, &renders, out, &bound);
+    if (!why.empty()) {
+      out.tool_error = "format description '" + std::string(options.description->name) +
+                       "' does not apply: " + why;
+      return out;
+    }
+    out.source = analysis_source::dedicated;
+    out.handler = std::string(options.description->name);
+    std::string markers;
+    for (const auto& [hole, value] : bound)
+      markers += (markers.empty() ? "" : ", ") + hole + " " + json::quote(value);
+    out.note = "markers from the renders: " + (markers.empty() ? std::string("none") : markers);
+    derive_foreign_reasoning();
+  } else if (row) {
+    out.source = analysis_source::dedicated;
+    out.handler = std::string(row->name);
+    row->describe(source, out);
+    derive_foreign_reasoning();
   } else {
     analyze_reasoning(ctx, out);
     analyze_tools(ctx, out);

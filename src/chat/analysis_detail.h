@@ -142,6 +142,50 @@ struct fixup {
 };
 const std::vector<fixup>& fixups();
 
+// Format descriptions (format_descriptions.cpp): formats written as data — probe patterns
+// with ${hole}s for the markers and an analysis fragment using the same holes.
+enum class probe_render : std::uint8_t { prompt, content_turn, call_turn };
+std::string_view probe_render_name(probe_render r);
+
+struct description_probe {
+  probe_render render;
+  std::string_view pattern;  // literal text (probe values included) and ${hole}s
+  bool required = true;      // the row applies only when every required pattern is found
+};
+
+struct format_description {
+  std::string_view name;  // analysis.handler: the parser builder
+  std::string_view why;   // what the renders alone cannot give
+  std::vector<std::pair<std::string_view, std::string_view>> defaults;  // hole -> family literal
+  std::vector<description_probe> probes;
+  std::string_view fragment;  // analysis JSON (merged over the probed one), ${hole}s in strings
+  // The marker `name` as the analysis binds it, else the family's literal.
+  std::string marker(const analysis& a, const std::string& name) const;
+};
+const std::vector<format_description>& format_descriptions();
+const format_description* find_format_description(std::string_view name);
+
+// The probe renders the patterns are matched on: the prompt of a user message with the probe
+// tools (generation prompt included), and a content turn and a one-call turn as history renders
+// them, from where the generation prompt ends.
+struct description_renders {
+  std::string prompt;
+  std::string content_turn;
+  std::string call_turn;
+};
+description_renders render_for_descriptions(const probe_renderer& r, bool args_as_string);
+
+using marker_bindings = std::map<std::string, std::string>;
+// Finds `pattern` in `text`: each unbound ${hole} binds one markup token ("<...>" or "[...]",
+// no whitespace), a bound one must read its value. False (bindings unchanged) when absent.
+bool bind_pattern(std::string_view pattern, std::string_view text, marker_bindings& bound);
+// Fills `out` (its caps kept) from the row: holes bound from `renders` when given, the family's
+// literals for the rest. Returns "" or why the row does not apply (a required pattern absent);
+// `from_renders` receives what the renders bound.
+std::string apply_format_description(const format_description& row,
+                                     const description_renders* renders, analysis& out,
+                                     marker_bindings* from_renders = nullptr);
+
 // The whole pipeline: caps, dedicated table (unless dedicated_rows is false) or differential
 // stages, fix-ups (unless fixups is false), tokens.
 struct analyze_options {
@@ -150,6 +194,10 @@ struct analyze_options {
   // Differential analysis: align the calls' opener and closer with a fresh turn
   // (align_with_fresh_turn); tried when the plain derivation does not read back.
   bool align_fresh_turn = false;
+  // Instead of the dedicated table and the differential stages: this format description, its
+  // markers bound from the template's renders. A row whose required patterns are not found
+  // leaves the tool syntax empty and says why in tool_error.
+  const format_description* description = nullptr;
 };
 analysis analyze(const jinja::program& prog, std::string_view source,
                  const json::value& special_tokens, analyze_options options = {});

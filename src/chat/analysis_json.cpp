@@ -92,6 +92,18 @@ class reader {
       out.push_back((*v)[i].get<std::string>());
     }
   }
+  // Every member of this object, each a string (its key is the name).
+  void string_map(std::map<std::string, std::string>& out) {
+    for (auto it = j_.begin(); it != j_.end(); ++it) {
+      seen_.push_back(it.key());
+      if (it.value().is_string()) {
+        out[it.key()] = it.value().get<std::string>();
+      } else if (!error_) {
+        error_ = base::make_error(base::errc::invalid_argument, "analysis field has the wrong type",
+                                  {.path = json::path_key(path_, it.key())}, "a string");
+      }
+    }
+  }
   // A nested object: returns its reader, or nullopt when absent / not an object.
   std::optional<reader> object(const char* key) {
     const json::value* v = get(key);
@@ -191,6 +203,7 @@ json::value analysis::to_json() const {
           {"content", {{"start", content.start}, {"end", content.end}}},
           {"tools", jt},
           {"preserved_tokens", preserved_tokens},
+          {"markers", markers},
           {"tool_error", tool_error},
           {"note", note}};
 }
@@ -263,6 +276,10 @@ base::result<analysis> analysis::from_json(const json::value& j) {
     r.adopt(*c);
   }
   r.strings("preserved_tokens", a.preserved_tokens);
+  if (auto m = r.object("markers")) {
+    m->string_map(a.markers);
+    r.adopt(*m);
+  }
   r.str("tool_error", a.tool_error);
   r.str("note", a.note);
   r.finish();

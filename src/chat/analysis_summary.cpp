@@ -134,6 +134,10 @@ std::string analysis::summary() const {
     if (t.close_ends_turn) flags += " close_ends_turn";
     if (!flags.empty()) out += "    flags:" + flags + "\n";
   }
+  if (!markers.empty()) {
+    out += "markers:\n";
+    for (const auto& [name, value] : markers) marker(out, name, value);
+  }
   if (!tool_error.empty()) out += "tool error: " + tool_error + "\n";
   if (!note.empty()) out += "note: " + note + "\n";
   out += "preserved tokens:";

@@ -1,7 +1,8 @@
 // Dedicated formats: templates whose output syntax differential analysis cannot infer
 // (channels, name-first headers, sections with indices, DSML, Python calls, custom quoting).
 // One table row per format: a predicate on the template source and a function filling the
-// analysis (reasoning/content/tool syntax and preserved tokens). Rows are tried in order; the
+// analysis (reasoning/content/tool syntax and preserved tokens; gpt-oss and Gemma 4 fill it
+// from their format descriptions, with the family's own markers). Rows are tried in order; the
 // first match wins. Each row has a fixture in tests/chat/dedicated_formats_test.cpp. Handler
 // names are the contract with the parser generator (custom parsers for gpt-oss, gemma-4,
 // kimi-k2, cohere, functionary-v3.2 and deepseek-v3.2-dsml; the generic generator for the
@@ -19,18 +20,9 @@ void think_tags(analysis& a, std::string start = "<think>", std::string end = "<
   a.reasoning = {reasoning_mode::tag_based, std::move(start), std::move(end)};
 }
 
-// gpt-oss harmony: "<|channel|>analysis<|message|>...<|end|><|start|>assistant<|channel|>final
-// <|message|>..." and calls " to=functions.NAME<|channel|>commentary json<|message|>{...}".
-void gpt_oss(analysis& a) {
-  a.reasoning = {reasoning_mode::tag_based, "<|channel|>analysis<|message|>", "<|end|>"};
-  a.content = {"<|channel|>final<|message|>", ""};
-  tool_syntax& t = a.tools;
-  t.format = tool_format::tag_with_json;
-  // The channel may come before or after the recipient, "<|constrain|>json" may follow, and
-  // the call ends the turn (<|call|> is a stop token): the custom parser handles the order.
-  t.name_prefix = " to=functions.";
-  t.args_start = "<|message|>";
-  a.preserved_tokens = {"<|channel|>", "<|constrain|>", "<|message|>", "<|start|>", "<|end|>"};
+// gpt-oss harmony and Gemma 4: the format descriptions, with the family's own markers.
+void describe_as(std::string_view name, analysis& a) {
+  apply_format_description(*find_format_description(name), nullptr, a);
 }
 
 // Functionary v3.2: ">>>NAME\n{json}" per call, ">>>all\ntext" for content.
@@ -168,23 +160,6 @@ void gigachat_3(std::string_view src, analysis& a) {
   }
 }
 
-// Gemma 4: "<|tool_call>call:NAME{key:<|\"|>str<|\"|>,n:1}<tool_call|>", reasoning in
-// "<|channel>thought\n...<channel|>".
-void gemma_4(analysis& a) {
-  a.reasoning = {reasoning_mode::tag_based, "<|channel>thought", "<channel|>"};
-  tool_syntax& t = a.tools;
-  t.format = tool_format::tag_with_tagged;
-  t.call_start = "<|tool_call>";
-  t.name_prefix = "call:";
-  t.name_suffix = "{";
-  t.arg_name_suffix = ":";
-  t.arg_separator = ",";
-  t.args_end = "}";
-  t.call_end = "<tool_call|>";
-  t.values = value_syntax::raw;  // strings quoted as <|"|>...<|"|> (custom parser)
-  a.preserved_tokens = {"<|channel>", "<channel|>", "<|tool_call>", "<tool_call|>", "<|turn>"};
-}
-
 // Firefunction v2: " functools[{json}, ...]" (the template needs a `functions` variable, so
 // probing renders cannot show it).
 void firefunction_v2(analysis& a) {
@@ -208,7 +183,7 @@ void firefunction_v2(analysis& a) {
 const std::vector<dedicated_format>& dedicated_formats() {
   static const std::vector<dedicated_format> rows = {
       {"gpt-oss", [](std::string_view s) { return has(s, "<|channel|>"); },
-       [](std::string_view, analysis& a) { gpt_oss(a); }},
+       [](std::string_view, analysis& a) { describe_as("gpt-oss", a); }},
       {"functionary-v3.2",
        [](std::string_view s) { return has(s, ">>>all") && has(s, ">>>${recipient}"); },
        [](std::string_view, analysis& a) { functionary_v3_2(a); }},
@@ -232,7 +207,7 @@ const std::vector<dedicated_format>& dedicated_formats() {
        },
        gigachat_3},
       {"gemma-4", [](std::string_view s) { return has(s, "<|tool_call>") && has(s, "call:"); },
-       [](std::string_view, analysis& a) { gemma_4(a); }},
+       [](std::string_view, analysis& a) { describe_as("gemma-4", a); }},
       {"firefunction-v2", [](std::string_view s) { return has(s, "functools["); },
        [](std::string_view, analysis& a) { firefunction_v2(a); }},
   };

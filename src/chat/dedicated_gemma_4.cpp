@@ -8,6 +8,7 @@
 // scalar is tool-arg-value typed by the tool's schema (JSON spelling), and any other value
 // is tool-arg-value over Gemma text (a nested dict/list converts only when it is also JSON;
 // Gemma strings and bare keys inside containers need stream::value_converter support).
+#include "chat/analysis_detail.h"
 #include "dedicated_builders.h"
 
 #include "chatpeg/grammar/schema.h"
@@ -19,14 +20,19 @@ using peg::parser;
 using peg::tag;
 
 constexpr std::string_view quote = "<|\"|>";
-constexpr std::string_view call_open = "<|tool_call>";
-constexpr std::string_view call_close = "<tool_call|>";
-constexpr std::string_view channel_open = "<|channel>";
-constexpr std::string_view channel_close = "<channel|>";
 
 struct gemma {
   gen_context& c;
   peg::builder& b;
+  // The markers as the analysis binds them (a variant may rename them).
+  std::string call_open = c.a.tools.call_start;
+  std::string call_close = c.a.tools.call_end;
+  std::string channel_open = marker(first_token(c.a.reasoning.start), "channel_open");
+  std::string channel_close = marker(c.a.reasoning.end, "channel_close");
+
+  std::string marker(std::string bound, const std::string& name) const {
+    return !bound.empty() ? bound : find_format_description("gemma-4")->marker(c.a, name);
+  }
   parser value_rule{};
 
   parser lit(std::string_view s) { return b.literal(std::string(s)); }
@@ -119,7 +125,7 @@ struct gemma {
       members = b.optional(entry + b.repeat(sep + entry, 0, static_cast<std::uint32_t>(count - 1)));
     }
     auto args = b.literal("{") + ws() + members + ws() + b.literal("}");
-    auto body = b.tag(tag::tool_open, lit(call_open)) + b.literal("call:") +
+    auto body = b.tag(tag::tool_open, lit(call_open)) + b.literal(c.a.tools.name_prefix) +
                 b.atomic(b.tag(tag::tool_name, b.literal(name))) + args +
                 b.tag(tag::tool_close, lit(call_close));
     return b.rule(c.unique_rule("tool-" + sanitize(name)), b.tag(tag::tool, body));
@@ -178,11 +184,11 @@ base::result<gen_result> build_gemma_4(gen_context& c) {
   out.root =
       reasoning + b.zero_or_more(b.choice({call, g.stray_channel(), g.content_piece()})) + b.end();
   // Interleaved: text written after a call is content (the template renders it so).
-  auto after = b.any() + b.until(std::string(call_open));
+  auto after = b.any() + b.until(g.call_open);
   auto tail = parallel ? calls_block + b.zero_or_more(b.choice({call, after}))
                        : calls_block + b.optional(after);
   out.lazy_from = b.rule(c.unique_rule("gemma-calls-tail"), tail + c.ws());
-  out.triggers.push_back({trigger_type::word, std::string(call_open)});
+  out.triggers.push_back({trigger_type::word, g.call_open});
   return out;
 }
 

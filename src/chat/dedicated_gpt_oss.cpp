@@ -9,6 +9,7 @@
 // Differential analysis cannot see this (the channel/recipient order varies), hence a
 // dedicated builder. The lazy GBNF starts at the " to=functions." trigger, from which both
 // header orders read the same way.
+#include "chat/analysis_detail.h"
 #include "dedicated_builders.h"
 
 #include "chatpeg/grammar/schema.h"
@@ -19,54 +20,73 @@ namespace {
 using peg::parser;
 using peg::tag;
 
-const std::vector<std::string> body_ends = {"<|end|>", "<|start|>", "<|return|>", "<|call|>"};
+// The family's markers as the analysis binds them (a variant may rename them).
+struct harmony_markers {
+  std::string channel, message, start, end, ret, call, constrain;
+
+  explicit harmony_markers(const analysis& a) {
+    const format_description& d = *find_format_description("gpt-oss");
+    channel = d.marker(a, "channel");
+    message = d.marker(a, "message");
+    start = d.marker(a, "start");
+    end = d.marker(a, "end");
+    ret = d.marker(a, "return");
+    call = d.marker(a, "call");
+    constrain = d.marker(a, "constrain");
+  }
+};
 
 struct harmony {
   gen_context& c;
   peg::builder& b;
+  harmony_markers m{c.a};
+  // " to=functions.": the call's recipient prefix, before the name.
+  std::string recipient = c.a.tools.name_prefix.empty() ? " to=functions." : c.a.tools.name_prefix;
 
   parser word() { return b.chars("[A-Za-z0-9_]", 1, 32); }
   // Content type after channel or recipient: " json", " <|constrain|>json", "<|constrain|>x".
   parser ctype() {
-    auto constrain = b.chars("[ \\t]", 0, 4) + b.literal("<|constrain|>") + word();
+    auto constrain = b.chars("[ \\t]", 0, 4) + b.literal(m.constrain) + word();
     auto bare = b.chars("[ \\t]", 1, 4) + word() + b.negate(b.literal("="));
     return b.optional(b.choice({constrain, bare}));
   }
   parser term() {
-    return b.optional(
-        b.choice({b.literal("<|end|>"), b.literal("<|return|>"), b.literal("<|call|>")}));
+    return b.optional(b.choice({b.literal(m.end), b.literal(m.ret), b.literal(m.call)}));
   }
-  parser start() { return b.optional(b.literal("<|start|>assistant")); }
+  parser start() { return b.optional(b.literal(m.start + "assistant")); }
   // A header fragment addressed back to the assistant ("<|channel|>commentary to=assistant")
   // that some outputs put in front of the real header.
   parser junk() {
-    return b.repeat(b.literal("<|channel|>") + word() + b.literal(" to=assistant"), 0, 2);
+    return b.repeat(b.literal(m.channel) + word() + b.literal(" to=assistant"), 0, 2);
   }
-  parser channel(std::string_view name) { return b.literal("<|channel|>" + std::string(name)); }
-  parser body_text() { return b.until_one_of(body_ends); }
+  parser channel(std::string_view name) { return b.literal(m.channel + std::string(name)); }
+  parser body_text() { return b.until_one_of({m.end, m.start, m.ret, m.call}); }
 
   parser reasoning_msg() {
-    auto open = channel("analysis") + ctype() + b.literal("<|message|>");
+    auto open = channel("analysis") + ctype() + b.literal(m.message);
     if (c.extract_reasoning) return start() + junk() + open + b.reasoning(body_text()) + term();
     return start() + junk() + b.content(open + body_text() + term());
   }
 
   parser text_msg(std::string_view name) {
-    return start() + junk() + channel(name) + ctype() + b.literal("<|message|>") +
+    return start() + junk() + channel(name) + ctype() + b.literal(m.message) +
            b.content(body_text()) + term();
   }
 
   base::result<parser> json_final_msg() {
     auto compiled = grammar::compile_schema(b, *c.req.json_schema, c.schema_options("response"));
     if (!compiled) return compiled.error();
-    return start() + junk() + channel("final") + ctype() + b.literal("<|message|>") + c.ws() +
+    return start() + junk() + channel("final") + ctype() + b.literal(m.message) + c.ws() +
            b.content(compiled->parser) + c.ws() + term();
   }
 
   // Text outside any header (a continued final message written after "<|end|>"): content.
   parser plain_msg() {
-    return b.negate(b.literal("<|")) + b.negate(b.literal(" to=")) +
-           b.content(b.any() + body_text()) + term();
+    auto marker =
+        b.choice({b.literal(m.channel), b.literal(m.start), b.literal(m.message), b.literal(m.end),
+                  b.literal(m.ret), b.literal(m.call), b.literal(m.constrain)});
+    return b.negate(marker) + b.negate(b.literal(" to=")) + b.content(b.any() + body_text()) +
+           term();
   }
 
   // A message to a recipient the request did not declare (container.exec, python, browser.*):
@@ -76,21 +96,21 @@ struct harmony {
                      b.negate(b.literal("assistant")) + b.chars("[A-Za-z0-9_.-]", 1, 64);
     auto header = b.choice({recipient + b.optional(b.chars("[ \\t]", 0, 4) + channel("") + word()),
                             channel("") + word() + recipient});
-    return start() + junk() + header + ctype() + b.literal("<|message|>") + body_text() + term();
+    return start() + junk() + header + ctype() + b.literal(m.message) + body_text() + term();
   }
 
   // " to=functions.NAME" with an optional channel after it; used by the lazy GBNF too.
   parser call_from_recipient(const json::value& tool, parser args) {
     auto name = b.atomic(b.tag(tag::tool_name, b.literal(tool_name(tool))));
     auto after = b.optional(b.chars("[ \\t]", 0, 4) + channel("") + word());
-    return b.literal(" to=functions.") + name + after + ctype() + b.literal("<|message|>") +
-           c.ws() + b.tag(tag::tool_args, args) + c.ws() + term();
+    return b.literal(recipient) + name + after + ctype() + b.literal(m.message) + c.ws() +
+           b.tag(tag::tool_args, args) + c.ws() + term();
   }
 
   parser call_msg(const json::value& tool, parser args, parser recipient_first) {
     auto name = b.atomic(b.tag(tag::tool_name, b.literal(tool_name(tool))));
-    auto channel_first = channel("") + word() + b.literal(" to=functions.") + name + ctype() +
-                         b.literal("<|message|>") + c.ws() + b.tag(tag::tool_args, args) + c.ws() +
+    auto channel_first = channel("") + word() + b.literal(recipient) + name + ctype() +
+                         b.literal(m.message) + c.ws() + b.tag(tag::tool_args, args) + c.ws() +
                          term();
     return b.rule(c.unique_rule("tool-" + sanitize(tool_name(tool))),
                   b.tag(tag::tool, start() + junk() + b.choice({recipient_first, channel_first})));
@@ -159,7 +179,7 @@ base::result<gen_result> build_gpt_oss(gen_context& c) {
     auto first = lazy_calls.size() == 1 ? lazy_calls[0] : b.choice(lazy_calls);
     auto tail = parallel ? b.zero_or_more(b.choice({call, other})) : b.eps();
     out.lazy_from = b.rule(c.unique_rule("harmony-call-tail"), first + tail + c.ws());
-    out.triggers.push_back({trigger_type::word, " to=functions."});
+    out.triggers.push_back({trigger_type::word, h.recipient});
   }
   return out;
 }

@@ -17,8 +17,10 @@ namespace chatpeg::chat {
 // by it; and differential analysis reads its markers off render diffs, which leave out what an
 // empty turn renders too. So the candidates are tried in order — as analysed, without the row,
 // without the fix-ups, differential with its markers aligned to a fresh turn — and the first
-// that reads back the calls is kept (with a note saying so). When none does, the first
-// candidate stays, with its error: tool requests fail naming the stage.
+// that reads back the calls is kept (with a note saying so). Last come the format
+// descriptions (formats written as data), each with its markers bound from the template's own
+// renders. When none does, the first candidate stays, with its error: tool requests fail
+// naming the stage.
 void chat_template::choose_analysis(chat_template& t) {
   const detail::analyze_options candidates[] = {
       {},
@@ -26,13 +28,8 @@ void chat_template::choose_analysis(chat_template& t) {
       {.dedicated_rows = false, .fixups = false},
       {.dedicated_rows = false, .align_fresh_turn = true}};
   std::optional<chat::analysis> first;
-  for (const auto& options : candidates) {
-    // A candidate that is the first one again (no row, or no fix-ups, to leave out) is skipped.
-    if (first && !options.align_fresh_turn &&
-        ((first->handler.empty() && options.fixups) ||
-         (first->handler.empty() && first->fixups.empty()))) {
-      continue;
-    }
+  // Analyses with options, verifies, and keeps the result when it reads back the calls.
+  const auto try_candidate = [&](const detail::analyze_options& options) {
     t.analysis_ = detail::analyze(*t.program_, t.source_, t.special_tokens_, options);
     const bool has_syntax =
         t.analysis_.tools.format != tool_format::none || !t.analysis_.handler.empty();
@@ -40,21 +37,43 @@ void chat_template::choose_analysis(chat_template& t) {
       if (std::string why = detail::verify_tool_syntax(t); !why.empty())
         t.analysis_.tool_error = "tool-call stage 'verify': " + why;
     }
+    return has_syntax && t.analysis_.tool_error.empty();
+  };
+  const auto failed_first = [&] {
+    const std::string what = !first->handler.empty()
+                                 ? "the dedicated format '" + first->handler + "'"
+                             : !first->fixups.empty() ? std::string("the fix-ups")
+                                                      : std::string("differential analysis");
+    return what + " did not read back the template's own calls (" + first->tool_error + ")";
+  };
+  for (const auto& options : candidates) {
+    // A candidate that is the first one again (no row, or no fix-ups, to leave out) is skipped.
+    if (first && !options.align_fresh_turn &&
+        ((first->handler.empty() && options.fixups) ||
+         (first->handler.empty() && first->fixups.empty()))) {
+      continue;
+    }
+    const bool verified = try_candidate(options);
     if (!first) {
       // Nothing to verify, or verified: as analysed.
-      if (!has_syntax || t.analysis_.tool_error.empty()) return;
+      const bool has_syntax =
+          t.analysis_.tools.format != tool_format::none || !t.analysis_.handler.empty();
+      if (!has_syntax || verified) return;
       first = std::move(t.analysis_);
       continue;
     }
-    if (has_syntax && t.analysis_.tool_error.empty()) {
-      const std::string what = !first->handler.empty()
-                                   ? "the dedicated format '" + first->handler + "'"
-                               : !first->fixups.empty() ? std::string("the fix-ups")
-                                                        : std::string("differential analysis");
+    if (verified) {
       t.analysis_.note =
-          what + " did not read back the template's own calls (" + first->tool_error +
-          "); differential analysis" + (options.fixups ? "" : " without fix-ups") +
+          failed_first() + "; differential analysis" + (options.fixups ? "" : " without fix-ups") +
           (options.align_fresh_turn ? " with its markers aligned to a fresh turn" : "") + " did";
+      return;
+    }
+  }
+  // The format descriptions, each with its markers bound from the template's own renders.
+  for (const auto& row : detail::format_descriptions()) {
+    if (try_candidate({.description = &row})) {
+      t.analysis_.note = failed_first() + "; the format description '" + std::string(row.name) +
+                         "' did (" + std::string(row.why) + "); " + t.analysis_.note;
       return;
     }
   }

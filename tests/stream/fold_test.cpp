@@ -86,7 +86,9 @@ TEST_P(fold_table, map_once_and_by_prefix) {
   ASSERT_TRUE(fin.ok());
   auto done = f.complete(last.ast, fin.ast, c.output);
   EXPECT_EQ(done.has_value(), c.completes);
-  if (done) EXPECT_EQ(summary(*done), c.expected);
+  if (done) {
+    EXPECT_EQ(summary(*done), c.expected);
+  }
 }
 
 // extend() is advance() for a match that only grew the partial chain (texts equal, arguments

@@ -4,6 +4,7 @@
 // it (`chatpeg analyze --json`, `--analysis FILE`). The parser generator reads only this.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -135,6 +136,9 @@ struct analysis {
   content_syntax content;
   tool_syntax tools;
   std::vector<std::string> preserved_tokens;  // every non-empty marker
+  // Named markers a dedicated parser reads beyond the fields above (harmony's "channel",
+  // "message", "start", "end", ...); a name left out keeps the format's own literal.
+  std::map<std::string, std::string> markers;
   // When tool syntax could not be determined: which stage failed and why. Requests with
   // tools then fail with this error instead of treating everything as content.
   std::string tool_error;
