@@ -142,7 +142,7 @@ analysis analyze(const jinja::program& prog, std::string_view source,
       return out;
     }
     out.source = analysis_source::dedicated;
-    out.handler = std::string(options.description->name);
+    out.handler = std::string(options.description->handler);
     std::string markers;
     for (const auto& [hole, value] : bound)
       markers += (markers.empty() ? "" : ", ") + hole + " " + json::quote(value);

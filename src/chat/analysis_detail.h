@@ -154,9 +154,11 @@ struct description_probe {
 };
 
 struct format_description {
-  std::string_view name;  // analysis.handler: the parser builder
-  std::string_view why;   // what the renders alone cannot give
-  std::vector<std::pair<std::string_view, std::string_view>> defaults;  // hole -> family literal
+  std::string_view name;     // shown by `chatpeg analyze`
+  std::string_view handler;  // analysis.handler: the parser builder
+  std::string_view why;      // what the renders alone cannot give
+  // hole -> the family's literal (also holes no probe binds: a prefix such as " to=functions.")
+  std::vector<std::pair<std::string_view, std::string_view>> defaults;
   std::vector<description_probe> probes;
   std::string_view fragment;  // analysis JSON (merged over the probed one), ${hole}s in strings
   // The marker `name` as the analysis binds it, else the family's literal.

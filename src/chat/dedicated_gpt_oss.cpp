@@ -91,9 +91,20 @@ struct harmony {
 
   // A message to a recipient the request did not declare (container.exec, python, browser.*):
   // accepted and dropped.
+  // A recipient that is not an offered function: another namespace, or, where tools are
+  // addressed by bare name (recipient " to="), a name no offered tool has.
+  parser not_a_function() {
+    const std::string ns = recipient.substr(std::min(recipient.size(), std::size_t{4}));
+    if (!ns.empty()) return b.negate(b.literal(ns));
+    std::vector<parser> names;
+    for (const json::value* tool : c.tools)
+      names.push_back(b.literal(tool_name(*tool)) + b.negate(b.chars("[A-Za-z0-9_.-]", 1, 1)));
+    return names.empty() ? b.eps() : b.negate(b.choice(names));
+  }
+
   parser builtin_msg() {
-    auto recipient = b.literal(" to=") + b.negate(b.literal("functions.")) +
-                     b.negate(b.literal("assistant")) + b.chars("[A-Za-z0-9_.-]", 1, 64);
+    auto recipient = b.literal(" to=") + not_a_function() + b.negate(b.literal("assistant")) +
+                     b.chars("[A-Za-z0-9_.-]", 1, 64);
     auto header = b.choice({recipient + b.optional(b.chars("[ \\t]", 0, 4) + channel("") + word()),
                             channel("") + word() + recipient});
     return start() + junk() + header + ctype() + b.literal(m.message) + body_text() + term();
@@ -179,7 +190,14 @@ base::result<gen_result> build_gpt_oss(gen_context& c) {
     auto first = lazy_calls.size() == 1 ? lazy_calls[0] : b.choice(lazy_calls);
     auto tail = parallel ? b.zero_or_more(b.choice({call, other})) : b.eps();
     out.lazy_from = b.rule(c.unique_rule("harmony-call-tail"), first + tail + c.ws());
-    out.triggers.push_back({trigger_type::word, h.recipient});
+    // Where tools are addressed by bare name, " to=" also starts messages to other
+    // recipients: each offered name is its own trigger.
+    if (h.recipient != " to=") {
+      out.triggers.push_back({trigger_type::word, h.recipient});
+    } else {
+      for (const json::value* tool : c.tools)
+        out.triggers.push_back({trigger_type::word, h.recipient + tool_name(*tool)});
+    }
   }
   return out;
 }

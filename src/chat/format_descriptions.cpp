@@ -21,7 +21,7 @@ namespace {
 constexpr std::string_view harmony_fragment = R"({
   "reasoning": {"mode": "tag_based", "start": "${channel}analysis${message}", "end": "${end}"},
   "content": {"start": "${channel}final${message}", "end": ""},
-  "tools": {"format": "tag_with_json", "name_prefix": " to=functions.", "args_start": "${message}"},
+  "tools": {"format": "tag_with_json", "name_prefix": "${recipient}", "args_start": "${message}"},
   "markers": {"channel": "${channel}", "message": "${message}", "start": "${start}",
               "end": "${end}", "return": "${return}", "call": "${call}",
               "constrain": "${constrain}"},
@@ -40,26 +40,43 @@ constexpr std::string_view gemma_fragment = R"({
                        "${turn}"]
 })";
 
+// Harmony's markers, and its recipient prefix (a literal, not a token).
+std::vector<std::pair<std::string_view, std::string_view>> harmony_defaults(
+    std::string_view recipient) {
+  return {{"channel", "<|channel|>"},     {"message", "<|message|>"},
+          {"start", "<|start|>"},         {"end", "<|end|>"},
+          {"return", "<|return|>"},       {"call", "<|call|>"},
+          {"constrain", "<|constrain|>"}, {"recipient", recipient}};
+}
+
+// Harmony's probes, with the call's recipient header as the template writes it.
+std::vector<description_probe> harmony_probes(std::string_view call_header) {
+  return {{probe_render::prompt, "${message}USER_QU1${end}${start}assistant", true},
+          {probe_render::content_turn, "${channel}final${message}CONTENT_QC5", true},
+          {probe_render::content_turn, "CONTENT_QC5${return}", false},
+          {probe_render::call_turn, call_header, true},
+          {probe_render::call_turn, "\"VAL_QV3\"}${call}", false},
+          {probe_render::call_turn, "${constrain}json${message}", false}};
+}
+
 const std::vector<format_description>& rows() {
   static const std::vector<format_description> table = {
       {.name = "gpt-oss",
+       .handler = "gpt-oss",
        .why = "the function name sits in a recipient header and every message opens a channel; "
               "the renders show one header order, the model writes either",
-       .defaults = {{"channel", "<|channel|>"},
-                    {"message", "<|message|>"},
-                    {"start", "<|start|>"},
-                    {"end", "<|end|>"},
-                    {"return", "<|return|>"},
-                    {"call", "<|call|>"},
-                    {"constrain", "<|constrain|>"}},
-       .probes = {{probe_render::prompt, "${message}USER_QU1${end}${start}assistant", true},
-                  {probe_render::content_turn, "${channel}final${message}CONTENT_QC5", true},
-                  {probe_render::content_turn, "CONTENT_QC5${return}", false},
-                  {probe_render::call_turn, " to=functions.XYZZY_FN", true},
-                  {probe_render::call_turn, "\"VAL_QV3\"}${call}", false},
-                  {probe_render::call_turn, "${constrain}json${message}", false}},
+       .defaults = harmony_defaults(" to=functions."),
+       .probes = harmony_probes(" to=functions.XYZZY_FN"),
+       .fragment = harmony_fragment},
+      {.name = "harmony-bare-recipient",
+       .handler = "gpt-oss",
+       .why = "harmony's channels and recipient headers, with a tool's name as the recipient "
+              "(no functions. namespace)",
+       .defaults = harmony_defaults(" to="),
+       .probes = harmony_probes(" to=XYZZY_FN"),
        .fragment = harmony_fragment},
       {.name = "gemma-4",
+       .handler = "gemma-4",
        .why = "argument strings are quoted with <|\"|> and keys are bare, which no JSON or "
               "tagged syntax describes",
        .defaults = {{"call_open", "<|tool_call>"},

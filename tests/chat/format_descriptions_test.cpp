@@ -95,6 +95,11 @@ const std::vector<row_fixture>& fixtures() {
        "[chan]analysis[text]Think.[close][open]assistant[chan]commentary "
        "to=functions.noop [ctype]json[text]{}[invoke]",
        "reasoning='Think.' |tool_name='noop' tool_args='{}'"},
+      {"harmony-bare-recipient", "channels_bare_recipient", "<|chan|>",
+       "<|chan|>analysis<|body|>Think.<|done|><|hdr|>assistant<|chan|>commentary "
+       "to=python<|body|>print(1)<|done|><|hdr|>assistant<|chan|>commentary to=get_weather "
+       "json<|body|>{\"city\": \"Rome\"}<|done|>",
+       "reasoning='Think.' |tool_name='get_weather' tool_args='{\"city\": \"Rome\"}'"},
       {"gemma-4", "quoted_values_call_prefix", "<|invoke>",
        "Checking.<|invoke>call:get_weather{city:<|\"|>Paris<|\"|>}<invoke|>",
        "content='Checking.' |tool_name='get_weather' tool_arg_name='city' "
@@ -127,7 +132,7 @@ TEST(FormatDescriptions, FixturesBindTheirOwnMarkersAndReadBack) {
     auto t = chat_template::create(chatpeg::testing::read_file(fixture_path(f.fixture)));
     ASSERT_TRUE(t.has_value()) << t.error().to_string();
     const analysis& a = (*t)->analysis();
-    EXPECT_EQ(a.handler, f.row);
+    EXPECT_EQ(a.handler, find_format_description(f.row)->handler);
     EXPECT_EQ(a.tool_error, "");
     // analyze says which description and why.
     EXPECT_NE(a.note.find("the format description '" + std::string(f.row) + "' did ("),
