@@ -132,21 +132,42 @@ analysis analyze(const jinja::program& prog, std::string_view source,
       row = &r;
       break;
     }
-  if (options.description) {
-    const description_renders renders = render_for_descriptions(renderer, prefer_string_args);
-    marker_bindings bound;
-    std::string why = apply_format_description(*options.description, &renders, out, &bound);
-    if (!why.empty()) {
-      out.tool_error = "format description '" + std::string(options.description->name) +
-                       "' does not apply: " + why;
-      return out;
+  // The format description asked for, else (with the tables on and no row matching) the first
+  // whose required patterns the renders show.
+  const format_description* description = options.description;
+  description_renders renders;
+  if (description || (options.dedicated_rows && !row))
+    renders = render_for_descriptions(renderer, prefer_string_args);
+  std::string why_not;
+  marker_bindings bound;
+  if (description) {
+    why_not = apply_format_description(*description, &renders, out, &bound);
+  } else if (options.dedicated_rows && !row) {
+    for (const auto& d : format_descriptions()) {
+      analysis filled = out;
+      marker_bindings b;
+      if (apply_format_description(d, &renders, filled, &b).empty()) {
+        description = &d;
+        out = std::move(filled);
+        bound = std::move(b);
+        break;
+      }
     }
+  }
+  if (!why_not.empty()) {
+    out.tool_error =
+        "format description '" + std::string(description->name) + "' does not apply: " + why_not;
+    return out;
+  }
+  if (description) {
     out.source = analysis_source::dedicated;
-    out.handler = std::string(options.description->handler);
+    out.handler = std::string(description->handler);
     std::string markers;
     for (const auto& [hole, value] : bound)
       markers += (markers.empty() ? "" : ", ") + hole + " " + json::quote(value);
-    out.note = "markers from the renders: " + (markers.empty() ? std::string("none") : markers);
+    out.note = "read by the format description '" + std::string(description->name) +
+               "': " + std::string(description->why) +
+               "; markers from the renders: " + (markers.empty() ? std::string("none") : markers);
     derive_foreign_reasoning();
   } else if (row) {
     out.source = analysis_source::dedicated;

@@ -1,8 +1,8 @@
 // Dedicated formats: templates whose output syntax differential analysis cannot infer
 // (channels, name-first headers, sections with indices, DSML, Python calls, custom quoting).
 // One table row per format: a predicate on the template source and a function filling the
-// analysis (reasoning/content/tool syntax and preserved tokens; gpt-oss and Gemma 4 fill it
-// from their format descriptions, with the family's own markers). Rows are tried in order; the
+// analysis (reasoning/content/tool syntax and preserved tokens; gpt-oss, DSML and Gemma 4 fill
+// it from their format descriptions, with the family's own markers). Rows are tried in order; the
 // first match wins. Each row has a fixture in tests/chat/dedicated_formats_test.cpp. Handler
 // names are the contract with the parser generator (custom parsers for gpt-oss, gemma-4,
 // kimi-k2, cohere, functionary-v3.2 and deepseek-v3.2-dsml; the generic generator for the
@@ -20,7 +20,8 @@ void think_tags(analysis& a, std::string start = "<think>", std::string end = "<
   a.reasoning = {reasoning_mode::tag_based, std::move(start), std::move(end)};
 }
 
-// gpt-oss harmony and Gemma 4: the format descriptions, with the family's own markers.
+// gpt-oss harmony, DeepSeek V3.2 DSML and Gemma 4: the format descriptions, with the family's
+// own markers.
 void describe_as(std::string_view name, analysis& a) {
   apply_format_description(*find_format_description(name), nullptr, a);
 }
@@ -78,23 +79,6 @@ void kimi_k2(analysis& a) {
                         "<|tool_call_end|>",
                         "<think>",
                         "</think>"};
-}
-
-// DeepSeek V3.2 DSML: XML-like invoke/parameter elements with a string="true|false" flag.
-void deepseek_dsml(analysis& a) {
-  think_tags(a);
-  tool_syntax& t = a.tools;
-  t.format = tool_format::tag_with_tagged;
-  t.section_start = "<｜DSML｜function_calls>\n";
-  t.section_end = "</｜DSML｜function_calls>";
-  t.name_prefix = "<｜DSML｜invoke name=\"";
-  t.name_suffix = "\">\n";
-  t.call_end = "</｜DSML｜invoke>\n";
-  t.arg_name_prefix = "<｜DSML｜parameter name=\"";
-  t.arg_name_suffix = "\" string=\"";  // then "true\">" for strings, "false\">" for JSON values
-  t.arg_value_end = "</｜DSML｜parameter>\n";
-  t.values = value_syntax::raw;
-  a.preserved_tokens = {"｜DSML｜", "<think>", "</think>"};
 }
 
 // Cohere command-R7B / command-A: thinking, response text and a JSON action list.
@@ -192,7 +176,7 @@ const std::vector<dedicated_format>& dedicated_formats() {
       {"kimi-k2", [](std::string_view s) { return has(s, "<|tool_calls_section_begin|>"); },
        [](std::string_view, analysis& a) { kimi_k2(a); }},
       {"deepseek-v3.2-dsml", [](std::string_view s) { return has(s, "DSML"); },
-       [](std::string_view, analysis& a) { deepseek_dsml(a); }},
+       [](std::string_view, analysis& a) { describe_as("deepseek-v3.2-dsml", a); }},
       {"cohere", [](std::string_view s) { return has(s, "<|START_ACTION|>"); }, cohere},
       {"lfm2",
        [](std::string_view s) {

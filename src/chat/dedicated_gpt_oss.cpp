@@ -61,6 +61,13 @@ struct harmony {
   }
   parser channel(std::string_view name) { return b.literal(m.channel + std::string(name)); }
   parser body_text() { return b.until_one_of({m.end, m.start, m.ret, m.call}); }
+  // A content message's text: up to a message end or a call to an offered function (a call
+  // is never read as text, even where the model leaves out the message boundary).
+  parser answer_text() {
+    std::vector<std::string> stops = call_openers();
+    stops.insert(stops.end(), {m.end, m.start, m.ret, m.call});
+    return b.until_one_of(stops);
+  }
 
   parser reasoning_msg() {
     auto open = channel("analysis") + ctype() + b.literal(m.message);
@@ -70,7 +77,7 @@ struct harmony {
 
   parser text_msg(std::string_view name) {
     return start() + junk() + channel(name) + ctype() + b.literal(m.message) +
-           b.content(body_text()) + term();
+           b.content(answer_text()) + term();
   }
 
   base::result<parser> json_final_msg() {
@@ -80,12 +87,21 @@ struct harmony {
            b.content(compiled->parser) + c.ws() + term();
   }
 
-  // Text outside any header (a continued final message written after "<|end|>"): content.
+  // What starts a call to an offered function: the recipient and its name.
+  std::vector<std::string> call_openers() const {
+    std::vector<std::string> out;
+    if (c.body == body_kind::tools)
+      for (const json::value* tool : c.tools) out.push_back(recipient + tool_name(*tool));
+    return out;
+  }
+
+  // Text outside any header (a continued final message written after "<|end|>"): content, up
+  // to a message end or a call to an offered function.
   parser plain_msg() {
     auto marker =
         b.choice({b.literal(m.channel), b.literal(m.start), b.literal(m.message), b.literal(m.end),
                   b.literal(m.ret), b.literal(m.call), b.literal(m.constrain)});
-    return b.negate(marker) + b.negate(b.literal(" to=")) + b.content(b.any() + body_text()) +
+    return b.negate(marker) + b.negate(b.literal(" to=")) + b.content(b.any() + answer_text()) +
            term();
   }
 
@@ -182,7 +198,7 @@ base::result<gen_result> build_gpt_oss(gen_context& c) {
   }
   out.root = lead + body + c.ws() + b.end();
   if (!c.tool_required && !c.for_gbnf) {
-    out.root = b.choice({out.root, b.content(b.rest())});
+    out.root = b.choice({out.root, content_without_calls(c, h.call_openers())});
   }
   if (!c.tool_required) {
     // Lazy GBNF from the trigger: " to=functions.NAME..." then, with parallel calls, more

@@ -46,7 +46,10 @@ base::result<gen_result> functionary_v3_2(gen_context& c) {
   if (c.for_gbnf || c.tool_required) {
     out.root = first + rest + b.end();
   } else {
-    out.root = b.choice({first + rest + b.end(), b.content(b.rest())});
+    std::vector<std::string> openers;
+    if (with_tools)
+      for (const json::value* tool : c.tools) openers.push_back(">>>" + tool_name(*tool));
+    out.root = b.choice({first + rest + b.end(), content_without_calls(c, openers)});
   }
   return out;
 }

@@ -28,6 +28,19 @@ constexpr std::string_view harmony_fragment = R"({
   "preserved_tokens": ["${channel}", "${constrain}", "${message}", "${start}", "${end}"]
 })";
 
+// DeepSeek V3.2 DSML: XML-like invoke/parameter elements in a calls block, each parameter with
+// a string="true|false" flag (raw text, or a JSON value); the element names are holes, bound
+// to the opening part of each tag ("<｜DSML｜invoke" before its attributes).
+constexpr std::string_view dsml_fragment = R"({
+  "reasoning": {"mode": "tag_based", "start": "<think>", "end": "</think>"},
+  "tools": {"format": "tag_with_tagged", "section_start": "${calls_open}\n",
+            "section_end": "${calls_close}", "name_prefix": "${invoke_open} name=\"",
+            "name_suffix": "\">\n", "call_end": "${invoke_close}\n",
+            "arg_name_prefix": "${param_open} name=\"", "arg_name_suffix": "\" string=\"",
+            "arg_value_end": "${param_close}\n", "values": "raw"},
+  "preserved_tokens": ["${family}", "<think>", "</think>"]
+})";
+
 // Gemma 4: "call_open call:NAME{key:<|"|>str<|"|>,n:1} call_close", reasoning in
 // "channel_open thought\n ... channel_close". The string quote <|"|> is the family's value
 // syntax (the grammar and the value converter spell it), not a marker a variant renames.
@@ -75,6 +88,23 @@ const std::vector<format_description>& rows() {
        .defaults = harmony_defaults(" to="),
        .probes = harmony_probes(" to=XYZZY_FN"),
        .fragment = harmony_fragment},
+      {.name = "deepseek-v3.2-dsml",
+       .handler = "deepseek-v3.2-dsml",
+       .why = "each parameter says whether its value is raw text or JSON (string=\"true|false\"), "
+              "which the renders of one string argument cannot show",
+       .defaults = {{"calls_open", "<｜DSML｜function_calls>"},
+                    {"calls_close", "</｜DSML｜function_calls>"},
+                    {"invoke_open", "<｜DSML｜invoke"},
+                    {"invoke_close", "</｜DSML｜invoke>"},
+                    {"param_open", "<｜DSML｜parameter"},
+                    {"param_close", "</｜DSML｜parameter>"},
+                    {"family", "｜DSML｜"}},
+       .probes = {{probe_render::call_turn,
+                   "${calls_open}\n${invoke_open} name=\"XYZZY_FN\">\n${param_open} "
+                   "name=\"ARG_QX7\" string=\"true\">VAL_QV3${param_close}\n${invoke_close}\n"
+                   "${calls_close}",
+                   true}},
+       .fragment = dsml_fragment},
       {.name = "gemma-4",
        .handler = "gemma-4",
        .why = "argument strings are quoted with <|\"|> and keys are bare, which no JSON or "
@@ -93,7 +123,8 @@ const std::vector<format_description>& rows() {
   return table;
 }
 
-// A hole binds one markup token: "<...>" or "[...]", no whitespace and no bracket inside.
+// A hole binds one markup token — "<...>" or "[...]", no whitespace and no bracket inside — or
+// the opening part of a tag before its attributes ("<invoke" of '<invoke name="f">').
 constexpr std::size_t kMaxToken = 64;
 
 bool opens_token(char c) {
@@ -142,11 +173,13 @@ bool match_at(const std::vector<piece>& pieces, std::size_t k, std::string_view 
   if (at >= text.size() || !opens_token(text[at])) return false;
   const std::string name(p.text);
   for (std::size_t e = at + 1; e < text.size() && e - at < kMaxToken; ++e) {
-    if (closes_token(text[e])) {
-      bound[name] = std::string(text.substr(at, e + 1 - at));
-      if (match_at(pieces, k + 1, text, e + 1, bound)) return true;
+    const bool closes = closes_token(text[e]);
+    if (closes || text[e] == ' ') {
+      const std::size_t end = closes ? e + 1 : e;  // a whole token, or a tag's opening part
+      bound[name] = std::string(text.substr(at, end - at));
+      if (match_at(pieces, k + 1, text, end, bound)) return true;
       bound.erase(name);
-      break;  // a token ends at its first closing bracket
+      break;  // a token ends at its first closing bracket or space
     }
     if (!inside_token(text[e])) break;
   }

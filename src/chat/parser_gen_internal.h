@@ -115,6 +115,11 @@ base::result<peg::parser> calls_block(gen_context& c, const tool_syntax& ts);
 gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::string> trigger_words,
                           peg::parser unknown_call = {});
 
+// The whole answer as content, for an answer a format's parser does not read — only when no
+// call to an offered tool starts in it (`openers`: each offered call's opening text), so a
+// malformed answer that calls a tool fails the parse instead of being returned as text.
+peg::parser content_without_calls(gen_context& c, const std::vector<std::string>& openers);
+
 // Dedicated formats, keyed by analysis.handler. Returns nullptr when there is none.
 using dedicated_builder = base::result<gen_result> (*)(gen_context& c);
 dedicated_builder find_dedicated(std::string_view handler);

@@ -394,4 +394,9 @@ base::result<parser> calls_block(gen_context& c, const tool_syntax& ts) {
   return open + list + close;
 }
 
+peg::parser content_without_calls(gen_context& c, const std::vector<std::string>& openers) {
+  if (openers.empty()) return c.b.content(c.b.rest());
+  return c.b.content(c.b.until_one_of(openers)) + c.b.end();
+}
+
 }  // namespace chatpeg::chat::detail

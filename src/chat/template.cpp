@@ -72,8 +72,7 @@ void chat_template::choose_analysis(chat_template& t) {
   // The format descriptions, each with its markers bound from the template's own renders.
   for (const auto& row : detail::format_descriptions()) {
     if (try_candidate({.description = &row})) {
-      t.analysis_.note = failed_first() + "; the format description '" + std::string(row.name) +
-                         "' did (" + std::string(row.why) + "); " + t.analysis_.note;
+      t.analysis_.note = failed_first() + "; " + t.analysis_.note;
       return;
     }
   }

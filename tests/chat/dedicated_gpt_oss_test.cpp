@@ -81,6 +81,14 @@ TEST(dedicated_gpt_oss, function_calls_in_both_header_orders) {
           // An undeclared function is no call.
           {" to=functions.get_date<|channel|>commentary json<|message|>{}",
            "content=' to=functions.get_date<|channel|>commentary json<|message|>{}'", false},
+          // A call to an offered function that does not parse is never plain content: two
+          // calls where one is allowed, arguments that are no JSON.
+          {" to=functions.get_time<|channel|>commentary json<|message|>{\"tz\": \"UTC\"}<|call|>"
+           "<|start|>assistant to=functions.get_time<|channel|>commentary json<|message|>{}",
+           "FAIL", false},
+          {" to=functions.get_time<|channel|>commentary json<|message|>{tz: UTC}", "FAIL", false},
+          // A call right after text is a call.
+          {"Sure. to=functions.get_time<|message|>{\"tz\": \"UTC\"}", "content='Sure.' " + call},
       });
 }
 

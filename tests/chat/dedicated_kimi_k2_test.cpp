@@ -30,7 +30,8 @@ const std::string f_summary = "|tool_id='functions.f:0' tool_name='f' tool_args=
 
 TEST(dedicated_kimi_k2, calls_with_ids_and_optional_markers) {
   auto p = generate(kimi(), make_request(std::string(R"({"messages":[{"role":"user",
-    "content":"hi"}],"parallel_tool_calls":true,)") + tools_json + "}"));
+    "content":"hi"}],"parallel_tool_calls":true,)") +
+                                         tools_json + "}"));
   ASSERT_TRUE(p.has_value()) << p.error().to_string();
   ASSERT_EQ(p->triggers.size(), 1u);
   EXPECT_EQ(p->triggers[0].value, "<|tool_call_begin|>");

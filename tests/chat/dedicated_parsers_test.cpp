@@ -33,6 +33,9 @@ TEST(dedicated_parsers, functionary_v3_2) {
   }
   // An unknown function is not a call.
   EXPECT_EQ(parse_summary(*p, "get_date\n{}"), "content='>>>get_date\n{}'");
+  // A call to an offered function that does not parse is never plain content.
+  EXPECT_EQ(parse_summary(*p, "get_time\n{tz: UTC}"), "FAIL");
+  EXPECT_EQ(parse_summary(*p, "all\nLet me check>>>get_time\n{\"tz\": 1"), "FAIL");
   // A continued (prefilled) text block: the prefix holds "all\nHi, " without ">>>".
   auto cont = generate(a, req, {.parse_prefix = "all\nHi, "});
   ASSERT_TRUE(cont.has_value()) << cont.error().to_string();

@@ -100,6 +100,10 @@ const std::vector<row_fixture>& fixtures() {
        "to=python<|body|>print(1)<|done|><|hdr|>assistant<|chan|>commentary to=get_weather "
        "json<|body|>{\"city\": \"Rome\"}<|done|>",
        "reasoning='Think.' |tool_name='get_weather' tool_args='{\"city\": \"Rome\"}'"},
+      {"deepseek-v3.2-dsml", "tagged_string_flags", "</calls>",
+       "Counting.\n\n<calls>\n<call name=\"count\">\n<arg name=\"n\" "
+       "string=\"false\">3</arg>\n</call>\n</calls>",
+       "content='Counting.\n\n' |tool_name='count' tool_arg_name='n' tool_arg_value='3'"},
       {"gemma-4", "quoted_values_call_prefix", "<|invoke>",
        "Checking.<|invoke>call:get_weather{city:<|\"|>Paris<|\"|>}<invoke|>",
        "content='Checking.' |tool_name='get_weather' tool_arg_name='city' "
@@ -126,7 +130,9 @@ TEST(FormatDescriptions, FixturesBindTheirOwnMarkersAndReadBack) {
     {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
       "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
     {"type": "function", "function": {"name": "noop", "parameters": {"type": "object",
-      "properties": {}}}}])");
+      "properties": {}}}},
+    {"type": "function", "function": {"name": "count", "parameters": {"type": "object",
+      "properties": {"n": {"type": "integer"}}}}}])");
   for (const auto& f : fixtures()) {
     SCOPED_TRACE(f.fixture);
     auto t = chat_template::create(chatpeg::testing::read_file(fixture_path(f.fixture)));
@@ -135,7 +141,7 @@ TEST(FormatDescriptions, FixturesBindTheirOwnMarkersAndReadBack) {
     EXPECT_EQ(a.handler, find_format_description(f.row)->handler);
     EXPECT_EQ(a.tool_error, "");
     // analyze says which description and why.
-    EXPECT_NE(a.note.find("the format description '" + std::string(f.row) + "' did ("),
+    EXPECT_NE(a.note.find("read by the format description '" + std::string(f.row) + "': "),
               std::string::npos)
         << a.note;
     EXPECT_NE(a.to_json().dump().find(json::quote(f.marker)), std::string::npos);
