@@ -73,6 +73,10 @@ std::vector<config> configs() {
       {"fuzz/templates/tagged_args.jinja", t + "}"},
       {"fuzz/templates/reasoning_brackets.jinja", t + "}"},
       {"fuzz/templates/reasoning_brackets.jinja", t + R"(, "reasoning_format": "none"})"},
+      // Format descriptions with the markers bound from the template (harmony, Gemma 4, DSML).
+      {"tests/conformance/invented/channels_channel_first.jinja", t + "}"},
+      {"tests/conformance/invented/quoted_values_call_prefix.jinja", t + "}"},
+      {"tests/conformance/invented/tagged_string_flags.jinja", t + "}"},
   };
 }
 

@@ -218,6 +218,24 @@ TEST_F(cli, bundled_example_is_accepted) {
   EXPECT_EQ(r.out.rfind("accepted: ", 0), 0u) << r.out;
 }
 
+// analyze names the format description that reads a template, why it was needed, and the
+// markers it bound from the template's renders (text and --json alike).
+TEST_F(cli, analyze_names_the_format_description_and_its_markers) {
+  const fs::path t =
+      fs::path(CHATPEG_SOURCE_DIR) / "tests/conformance/invented/channels_channel_first.jinja";
+  const auto text = run({"analyze", "--template", t.string()});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("source: dedicated (handler gpt-oss)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("markers:\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("    channel: \"[chan]\"\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("read by the format description 'gpt-oss': the function name sits"),
+            std::string::npos)
+      << text.out;
+  const auto j = run({"analyze", "--template", t.string(), "--json"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  EXPECT_NE(j.out.find("\"constrain\":\"[ctype]\""), std::string::npos) << j.out;
+}
+
 // parse --stream / --partial over the bundled example template (examples/chatml_tools.jinja:
 // tools in the system turn, calls as <tool_call> JSON, reasoning in <think>).
 const std::string example_template =
