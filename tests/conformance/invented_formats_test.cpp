@@ -231,6 +231,51 @@ TEST(InventedFormats, EveryCaseRoundTripsParsedStreamedAndByTheGrammar) {
   EXPECT_EQ(passed, total);
 }
 
+// The invariant behind "no silent misread", over every fixture as written and renamed: an
+// output holding the template's own rendering of calls to offered tools, with text put around
+// it (testing::check_calls_with_text_around), is read with calls or refused (an explicit error) — never returned as plain
+// content with no calls.
+TEST(InventedFormats, CallsWithTextAroundAreNeverPlainContent) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(fixtures())) {
+    if (e.path().extension() == ".jinja") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  json::value history = json::value::array();
+  history.push_back(*json::parse(R"({"role": "user", "content": "hi"})"));
+  chatpeg::testing::text_around_counts counts;
+  for (const auto& path : files) {
+    const std::string source = chatpeg::testing::read_file(path);
+    const std::string eot = end_of_turn(source).value_or("");
+    std::set<std::string> names;
+    for (const bool renamed : {false, true}) {
+      const std::string text = renamed ? chatpeg::testing::rename_tags(source, names) : source;
+      const std::string end = renamed ? chatpeg::testing::rename_tags(eot, names) : eot;
+      auto tmpl = chat::chat_template::create(text);
+      ASSERT_TRUE(tmpl.has_value()) << tmpl.error().to_string();
+      json::value body = json::value::object();
+      body["messages"] = history;
+      body["tools"] = tools();
+      body["parallel_tool_calls"] = true;
+      auto req = chat::request::from_json(body);
+      ASSERT_TRUE(req.has_value());
+      auto prep = chat::prepare(**tmpl, *req);
+      ASSERT_TRUE(prep.has_value()) << path << ": " << prep.error().to_string();
+      for (const auto& m : messages()) {
+        const std::string output = output_for(**tmpl, history, m.message, end);
+        if (!renamed) chatpeg::testing::add_tag_names(output, names);
+        if (!m.message.contains("tool_calls")) continue;
+        chatpeg::testing::check_calls_with_text_around(
+            *prep, output, path.stem().string() + (renamed ? " (renamed)" : "") + "." + m.kind,
+            counts);
+      }
+    }
+  }
+  for (const auto& s : counts.silent) std::cout << "  SILENT " << s << "\n";
+  std::cout << "calls with text around: " << counts.summary() << "\n";
+  EXPECT_TRUE(counts.silent.empty());
+}
+
 // Text around markerless calls: a call to an offered tool is never returned as plain content.
 // Before the calls it is content; after them the output does not match (an explicit error);
 // a list that calls no offered tool is content.

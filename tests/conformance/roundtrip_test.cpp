@@ -68,5 +68,34 @@ TEST(ConformanceRoundtrip, Cases) {
   EXPECT_GE(passed, kFloor);
 }
 
+// "No silent misread" over the corpus: every case whose message has calls, with text put around
+// the template's own rendering of them (testing::check_calls_with_text_around), is read with
+// calls or refused (an explicit error) — never returned as plain content with no calls.
+TEST(ConformanceRoundtrip, CallsWithTextAroundAreNeverPlainContent) {
+  CHATPEG_REQUIRE_SHARED(shared);
+  chatpeg::testing::text_around_counts counts;
+  for (const auto& path : testing::roundtrip_files(shared)) {
+    auto doc = json::parse(testing::read_file(path));
+    ASSERT_TRUE(doc) << path;
+    const std::string file = (*doc)["template"].get<std::string>() + ".jinja";
+    std::string error;
+    auto tmpl = testing::corpus_template(
+        shared, file, doc->value("special_tokens", json::value::object()), &error);
+    if (!tmpl) continue;
+    for (const auto& cs : (*doc)["cases"]) {
+      if (cs["expected"]["tool_calls"].empty()) continue;
+      auto req = chat::request::from_json(testing::roundtrip_request(cs["render_context"]));
+      if (!req) continue;
+      auto prep = chat::prepare(*tmpl, *req);
+      if (!prep) continue;
+      const std::string output = cs["model_output"].get<std::string>();
+      testing::check_calls_with_text_around(*prep, output, cs["id"].get<std::string>(), counts);
+    }
+  }
+  for (const auto& s : counts.silent) std::cout << "  SILENT " << s << "\n";
+  std::cout << "calls with text around: " << counts.summary() << "\n";
+  EXPECT_TRUE(counts.silent.empty());
+}
+
 }  // namespace
 }  // namespace chatpeg::stream

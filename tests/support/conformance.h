@@ -16,6 +16,7 @@
 #include "chatpeg/chat/prepare.h"
 #include "chatpeg/chat/template.h"
 #include "chatpeg/json/json.h"
+#include "chatpeg/stream/parse.h"
 #include "support/shared_data.h"
 
 namespace chatpeg::testing {
@@ -163,6 +164,40 @@ inline std::string compare_message(const chat::message& got, const json::value& 
     }
   }
   return "";
+}
+
+// "No silent misread": an output holding calls to offered tools, with text put around it, is
+// read with calls or refused, never returned as plain content with no calls. Where the output
+// continues a marker the prompt opened (parse_prefix), text before it would be read as part of
+// that marker, so only text after it is tried.
+struct text_around_counts {
+  int tried = 0, with_calls = 0, refused = 0;
+  std::vector<std::string> silent;  // label: the output read as plain content
+
+  std::string summary() const {
+    return std::to_string(tried) + " outputs, " + std::to_string(with_calls) +
+           " read with calls, " + std::to_string(refused) + " refused, " +
+           std::to_string(silent.size()) + " plain content";
+  }
+};
+
+inline void check_calls_with_text_around(const chat::prepared& p, const std::string& output,
+                                         const std::string& label, text_around_counts& counts) {
+  static const std::pair<const char*, const char*> around[] = {
+      {"Note: ", ""}, {"", "\nDone."}, {"A. ", " B."}, {"\n\n", "\n\n"}};
+  for (const auto& [before, after] : around) {
+    if (!p.parse_prefix.empty() && *before != '\0') continue;
+    const std::string text = before + output + after;
+    ++counts.tried;
+    auto msg = stream::parse(p, text);
+    if (!msg) {
+      ++counts.refused;
+    } else if (!msg->tool_calls.empty()) {
+      ++counts.with_calls;
+    } else {
+      counts.silent.push_back(label + ": " + json::quote(text));
+    }
+  }
 }
 
 }  // namespace chatpeg::testing
