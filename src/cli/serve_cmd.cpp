@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "chatpeg/chat/template.h"
 #include "chatpeg/jinja/source.h"
@@ -26,6 +27,8 @@ struct serve_args {
   int port = 8000;
   std::string model_name = "chatpeg";
   std::string log_format = "text";
+  std::vector<std::string> api_keys;
+  std::string api_key_file;
   // Defaults from the library's options, so the CLI and the library cannot drift apart.
   server::server_options server;
   server::backend_options backend_limits;
@@ -59,12 +62,21 @@ int run_serve(const serve_args& args) {
                                                    : server::log_format::text;
   options.backend.type = type;
   options.backend.url = args.backend;
+  options.server.api_keys = args.api_keys;
+  if (!args.api_key_file.empty()) {
+    auto keys = server::read_api_key_file(args.api_key_file);
+    if (!keys) return report(keys.error());
+    options.server.api_keys.insert(options.server.api_keys.end(), keys->begin(), keys->end());
+  }
+  const std::size_t key_count = options.server.api_keys.size();
 
   auto g = server::gateway::create(*tmpl, std::move(options));
   if (!g) return report(g.error());
   if (auto st = (*g)->bind(); !st) return report(st.error());
   std::cerr << "chatpeg: serving http://" << args.host << ":" << (*g)->port() << " → "
-            << args.backend_type << " backend " << args.backend << "\n";
+            << args.backend_type << " backend " << args.backend
+            << (key_count ? " (API keys: " + std::to_string(key_count) + ")" : std::string())
+            << "\n";
   running_gateway = g->get();
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
@@ -144,6 +156,11 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--log-format", args->log_format, "text | json | none")
       ->check(CLI::IsMember({"text", "json", "none"}))
       ->capture_default_str();
+  cmd->add_option("--api-key", args->api_keys,
+                  "API key clients must send (repeatable; every endpoint but /health)");
+  cmd->add_option("--api-key-file", args->api_key_file,
+                  "file of API keys, one per line ('#' comments and blank lines skipped)")
+      ->check(CLI::ExistingFile);
   add_limit_options(*cmd, *args);
   cmd->callback([args] { set_exit_code(run_serve(*args)); });
 }

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "auth.h"
 #include "completion.h"
 #include "connection.h"
 #include "pipeline.h"
@@ -315,14 +316,33 @@ struct gateway::impl {
     return true;
   }
 
+  // Whether the request may be served: no keys configured, /health, or one of the keys.
+  bool authorized(const httplib::Request& req) const {
+    const auto& keys = options.server.api_keys;
+    if (keys.empty() || req.path == "/health") return true;
+    const std::string auth = req.get_header_value("Authorization");
+    const std::string x_key = req.get_header_value("x-api-key");
+    return detail::key_matches(keys, detail::presented_key(auth, x_key));
+  }
+
+  static void send_unauthorized(httplib::Response& res) {
+    res.set_header("WWW-Authenticate", "Bearer");
+    send_error(res, detail::openai_error{
+                        .status = 401,
+                        .message = "missing or wrong API key: send it as \"Authorization: Bearer "
+                                   "KEY\" or \"x-api-key: KEY\"",
+                        .code = "invalid_api_key"});
+  }
+
   using body_handler = void (impl::*)(std::string_view, httplib::Response&);
   auto with_body(body_handler handler) {
-    return [this, handler](const httplib::Request&, httplib::Response& res,
+    return [this, handler](const httplib::Request& req, httplib::Response& res,
                            const httplib::ContentReader& reader) {
       std::string body;
       if (!read_body(reader, res, body)) return;
       if (overflow_lane)
         return send_busy(res, counters);  // after reading: see the pre-routing handler
+      if (!authorized(req)) return send_unauthorized(res);  // after reading, as above
       (this->*handler)(body, res);
     };
   }
@@ -521,6 +541,13 @@ struct gateway::impl {
       if (overflow_lane && !req.has_header("Content-Length") &&
           !req.has_header("Transfer-Encoding")) {
         send_busy(res, counters);
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      // Without a key, a request without a body is answered here (one with a body by its
+      // handler, once the body is read).
+      if (!authorized(req) && !req.has_header("Content-Length") &&
+          !req.has_header("Transfer-Encoding")) {
+        send_unauthorized(res);
         return httplib::Server::HandlerResponse::Handled;
       }
       return httplib::Server::HandlerResponse::Unhandled;

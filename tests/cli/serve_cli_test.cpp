@@ -189,6 +189,7 @@ TEST_F(serve_cli, bad_values_are_usage_errors_naming_the_flag) {
       {{"--port", "70000"}, "--port"},
       {{"--backend-type", "grpc"}, "--backend-type"},
       {{"--log-format", "xml"}, "--log-format"},
+      {{"--api-key-file", "/nonexistent/keys.txt"}, "--api-key-file"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.args[0] + " " + c.args[1]);
@@ -199,6 +200,36 @@ TEST_F(serve_cli, bad_values_are_usage_errors_naming_the_flag) {
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
     EXPECT_NE(r.err.find(c.named), std::string::npos) << r.err;
   }
+}
+
+// --api-key and --api-key-file: a request without a key is refused (401), one with a key from
+// either source is served, the startup line counts the keys and shows none, and a key file
+// without keys is a usage error naming it.
+TEST_F(serve_cli, api_keys_from_flags_and_file) {
+  const std::string file = (dir_ / "keys.txt").string();
+  std::ofstream(file) << "# keys\nsk-from-file\n";
+  start({"--port", "0", "--api-key", "sk-from-flag", "--api-key-file", file});
+  const int port = wait_for_port();
+  ASSERT_NE(port, 0);
+  const auto get = [&](const std::string& headers) {
+    return http(port, "GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + headers +
+                          "\r\n");
+  };
+  EXPECT_EQ(get("").rfind("HTTP/1.1 401", 0), 0u);
+  EXPECT_EQ(get("Authorization: Bearer sk-from-flag\r\n").rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_EQ(get("x-api-key: sk-from-file\r\n").rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_EQ(http(port, post(R"({"messages":[]})")).rfind("HTTP/1.1 401", 0), 0u);
+  EXPECT_EQ(stop(), 0);
+  const std::string err = read_file(dir_ / "stderr.txt");
+  EXPECT_NE(err.find("(API keys: 2)"), std::string::npos) << err;
+  EXPECT_EQ(err.find("sk-from"), std::string::npos) << err;
+
+  const std::string empty = (dir_ / "empty.txt").string();
+  std::ofstream(empty) << "# nothing\n";
+  const auto r = run({"--api-key-file", empty});
+  EXPECT_EQ(r.code, 2) << r.err;  // a bad argument
+  EXPECT_NE(r.err.find("the API key file holds no key"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("empty.txt"), std::string::npos) << r.err;
 }
 
 TEST_F(serve_cli, limit_flags_take_effect) {

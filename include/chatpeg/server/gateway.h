@@ -4,6 +4,7 @@
 // one) and answers with OpenAI chat completions / chunks. Stateless; one instance per process.
 //
 // Endpoints: POST /v1/chat/completions, POST /v1/chat/prepare, GET /v1/models, GET /health.
+// With API keys configured (server_options::api_keys), all but /health need a key.
 #pragma once
 
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "chatpeg/base/result.h"
 #include "chatpeg/chat/template.h"
@@ -49,6 +51,10 @@ struct server_options {
   std::size_t max_queued_connections = 0;
   std::size_t overflow_threads = 2;  // workers of the overflow lane (answering 503)
   log_format log = log_format::text;
+  // When not empty, every endpoint but /health needs one of these keys, as
+  // "Authorization: Bearer KEY" or "x-api-key: KEY" (else 401). Compared in constant time,
+  // never logged.
+  std::vector<std::string> api_keys;
   // Receives one line per request (no newline); default writes to stderr.
   std::function<void(std::string_view line)> log_sink;
 };
@@ -74,6 +80,10 @@ struct gateway_options {
   server_options server;
   backend_options backend;
 };
+
+// API keys from a file: one per line, surrounding whitespace trimmed, blank lines and lines
+// starting with '#' skipped. Errors name the file (and line); none when no key is left.
+base::result<std::vector<std::string>> read_api_key_file(const std::string& path);
 
 class gateway {
  public:
