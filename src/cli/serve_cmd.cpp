@@ -161,6 +161,8 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--api-key-file", args->api_key_file,
                   "file of API keys, one per line ('#' comments and blank lines skipped)")
       ->check(CLI::ExistingFile);
+  cmd->add_flag("--metrics", args->server.metrics,
+                "serve GET /metrics (Prometheus text; behind the API keys when set)");
   add_limit_options(*cmd, *args);
   cmd->callback([args] { set_exit_code(run_serve(*args)); });
 }

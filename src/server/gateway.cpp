@@ -17,6 +17,7 @@
 #include "auth.h"
 #include "completion.h"
 #include "connection.h"
+#include "metrics.h"
 #include "pipeline.h"
 
 namespace chatpeg::server {
@@ -32,6 +33,11 @@ struct request_stats {
   std::optional<std::int64_t> prompt_tokens;
   std::optional<std::int64_t> completion_tokens;
   std::string note;  // warning or error summary
+  // For /metrics.
+  std::optional<clock_type::time_point> first_delta;  // streaming: the first delta sent
+  std::int64_t tool_calls = 0;
+  bool parse_fallback = false;
+  std::optional<backend_errc> backend_error;
 };
 thread_local request_stats current_stats;
 
@@ -223,15 +229,36 @@ struct gateway::impl {
   detail::limited_server http{counters};
   int port = 0;
   socket_t listen_fd = INVALID_SOCKET;
+  detail::metrics metrics;
 
   impl(std::shared_ptr<const chat::chat_template> t, gateway_options o)
       : tmpl(std::move(t)), options(std::move(o)), backend(options.backend) {}
 
-  void log_line(const httplib::Request& req, const httplib::Response& res) {
+  // The end of a request: its metrics, then its log line.
+  void finish_request(const httplib::Request& req, const httplib::Response& res) {
+    const auto& s = current_stats;
+    const auto now = clock_type::now();
+    const auto seconds = [&](clock_type::time_point t) {
+      return std::chrono::duration<double>(t - s.start).count();
+    };
+    metrics.request_finished(
+        {.path = req.path,
+         .status = res.status,
+         .seconds = seconds(now),
+         .first_delta_seconds =
+             s.first_delta ? std::optional(seconds(*s.first_delta)) : std::nullopt,
+         .prompt_tokens = s.prompt_tokens.value_or(0),
+         .completion_tokens = s.completion_tokens.value_or(0),
+         .tool_calls = s.tool_calls,
+         .parse_fallback = s.parse_fallback,
+         .backend_error = s.backend_error && *s.backend_error != backend_errc::timeout,
+         .backend_timeout = s.backend_error == backend_errc::timeout});
+    log_line(req, res, std::chrono::duration<double, std::milli>(now - s.start).count());
+  }
+
+  void log_line(const httplib::Request& req, const httplib::Response& res, double ms) const {
     if (options.server.log == log_format::none) return;
     const auto& s = current_stats;
-    const double ms =
-        std::chrono::duration<double, std::milli>(clock_type::now() - s.start).count();
     std::string line;
     if (options.server.log == log_format::json) {
       json::value v = json::value::object();
@@ -367,6 +394,15 @@ struct gateway::impl {
     }
   }
 
+  // What a finished response tells the log and /metrics.
+  static void note_finish(const detail::stream_finish& fin) {
+    if (!fin.warning.empty()) {
+      current_stats.note = fin.warning;
+      current_stats.parse_fallback = true;
+    }
+    current_stats.tool_calls = static_cast<std::int64_t>(fin.message.tool_calls.size());
+  }
+
   void complete_chat(httplib::Response& res, const detail::chat_call& call,
                      const chat::prepared& prepared, const std::vector<special_token>& specials) {
     auto rs = detail::make_response_stream(prepared, specials);
@@ -376,11 +412,12 @@ struct gateway::impl {
       return true;
     });
     if (!outcome.ok()) {
+      current_stats.backend_error = outcome.error->code;
       send_error(res, detail::error_from(*outcome.error));
       return;
     }
     auto fin = rs->finish(outcome.done.stop == stop_kind::limit);
-    if (!fin.warning.empty()) current_stats.note = fin.warning;
+    note_finish(fin);
     const detail::usage u{.prompt_tokens = outcome.done.tokens_evaluated.value_or(0),
                           .completion_tokens = outcome.done.tokens_predicted.value_or(0)};
     current_stats.prompt_tokens = u.prompt_tokens;
@@ -425,6 +462,7 @@ struct gateway::impl {
       std::unique_lock lock(job->mutex);
       job->cv.wait(lock, [&] { return !job->chunks.empty() || job->finished; });
       if (job->chunks.empty() && !job->outcome.ok()) {
+        current_stats.backend_error = job->outcome.error->code;
         const auto err = detail::error_from(*job->outcome.error);
         lock.unlock();
         job->stop_worker();
@@ -450,6 +488,7 @@ struct gateway::impl {
     auto write_deltas = [&](const auto& deltas) {  // deltas or views: the same JSON
       for (const auto& d : deltas) {
         if (d.empty()) continue;
+        if (!current_stats.first_delta) current_stats.first_delta = clock_type::now();
         if (!write(detail::chunk_json(job.meta, d.to_json(), std::nullopt))) {
           return false;
         }
@@ -486,6 +525,7 @@ struct gateway::impl {
       local.clear();
     }
     if (!job.outcome.ok()) {  // failed after streaming started: error event, clean end
+      current_stats.backend_error = job.outcome.error->code;
       const auto err = detail::error_from(*job.outcome.error);
       current_stats.note = err.message;
       const std::string s = sse(err.to_json()) + "data: [DONE]\n\n";
@@ -494,7 +534,7 @@ struct gateway::impl {
       return true;
     }
     auto fin = rs->finish(job.outcome.done.stop == stop_kind::limit);
-    if (!fin.warning.empty()) current_stats.note = fin.warning;
+    note_finish(fin);
     if (!write_deltas(fin.deltas)) return false;
     if (!write(detail::chunk_json(job.meta, json::value::object(), fin.reason))) return false;
     const detail::usage u{.prompt_tokens = job.outcome.done.tokens_evaluated.value_or(0),
@@ -536,6 +576,7 @@ struct gateway::impl {
     http.set_payload_max_length(so.max_body_bytes);
     http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       current_stats = request_stats{.start = clock_type::now()};
+      metrics.request_started();
       // Requests with a body are refused by their handler, after httplib has read the body:
       // closing a socket with unread input resets it, and the client might lose the 503.
       if (overflow_lane && !req.has_header("Content-Length") &&
@@ -552,8 +593,9 @@ struct gateway::impl {
       }
       return httplib::Server::HandlerResponse::Unhandled;
     });
-    http.set_logger(
-        [this](const httplib::Request& req, const httplib::Response& res) { log_line(req, res); });
+    http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+      finish_request(req, res);
+    });
     http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return;
       if (send_cut_error(res)) return;
@@ -584,6 +626,12 @@ struct gateway::impl {
                            {"owned_by", "chatpeg"}};
       send_json(res, 200, {{"object", "list"}, {"data", json::value::array({model})}});
     });
+    if (options.server.metrics) {
+      http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+        res.status = 200;
+        res.set_content(metrics.render(), "text/plain; version=0.0.4; charset=utf-8");
+      });
+    }
     http.Get("/health", [](const httplib::Request&, httplib::Response& res) {
       send_json(res, 200, {{"status", "ok"}, {"pipeline", detail::pipeline_description()}});
     });

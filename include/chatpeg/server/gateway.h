@@ -4,7 +4,8 @@
 // one) and answers with OpenAI chat completions / chunks. Stateless; one instance per process.
 //
 // Endpoints: POST /v1/chat/completions, POST /v1/chat/prepare, GET /v1/models, GET /health.
-// With API keys configured (server_options::api_keys), all but /health need a key.
+// With server_options::metrics, GET /metrics too. With API keys configured
+// (server_options::api_keys), all but /health need a key.
 #pragma once
 
 #include <chrono>
@@ -55,6 +56,9 @@ struct server_options {
   // "Authorization: Bearer KEY" or "x-api-key: KEY" (else 401). Compared in constant time,
   // never logged.
   std::vector<std::string> api_keys;
+  // GET /metrics: Prometheus text (requests, latencies, tokens, tool calls, parse fallbacks,
+  // backend errors, requests in flight). Off by default; behind the API keys when set.
+  bool metrics = false;
   // Receives one line per request (no newline); default writes to stderr.
   std::function<void(std::string_view line)> log_sink;
 };
