@@ -50,7 +50,10 @@ std::optional<openai_error> parse_chat_body(std::string_view text, chat_call& ou
                         .message = "invalid JSON body: " + parsed.error().to_string(),
                         .code = "invalid_json"};
   }
-  const json::value& body = *parsed;
+  return parse_chat_json(*parsed, out);
+}
+
+std::optional<openai_error> parse_chat_json(const json::value& body, chat_call& out) {
   if (!body.is_object()) return bad_field("$", "the body must be a JSON object");
   if (!body.contains("messages")) return bad_field("$.messages", "missing required field");
 

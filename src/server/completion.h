@@ -37,6 +37,8 @@ struct chat_call {
 
 // Parses and validates a /v1/chat/completions (or /v1/chat/prepare) body.
 std::optional<openai_error> parse_chat_body(std::string_view body, chat_call& out);
+// The same for a body already parsed (another API's body translated to this one).
+std::optional<openai_error> parse_chat_json(const json::value& body, chat_call& out);
 
 // A chat::prepare error as a 400 (template errors carry the template's message).
 openai_error error_from(const base::error& e);

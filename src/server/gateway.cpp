@@ -17,6 +17,7 @@
 #include "auth.h"
 #include "completion.h"
 #include "connection.h"
+#include "messages_api.h"
 #include "metrics.h"
 #include "pipeline.h"
 
@@ -25,6 +26,14 @@ namespace chatpeg::server {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
+
+// Which API a request speaks (by its path): its error shape and its response shapes.
+enum class api_kind : std::uint8_t { chat_completions, anthropic_messages };
+
+api_kind api_of_path(std::string_view path) {
+  return path.rfind("/v1/messages", 0) == 0 ? api_kind::anthropic_messages
+                                            : api_kind::chat_completions;
+}
 
 // Per-request facts for the log line. Handlers, content providers and the logger of one
 // request all run on the same worker thread, so a thread_local carries them.
@@ -38,6 +47,7 @@ struct request_stats {
   std::int64_t tool_calls = 0;
   bool parse_fallback = false;
   std::optional<backend_errc> backend_error;
+  api_kind api = api_kind::chat_completions;
 };
 thread_local request_stats current_stats;
 
@@ -46,9 +56,12 @@ void send_json(httplib::Response& res, int status, const json::value& v) {
   res.set_content(json::dump(v), "application/json");
 }
 
+// An error in the shape of the request's API.
 void send_error(httplib::Response& res, const detail::openai_error& e) {
   current_stats.note = e.message;
-  send_json(res, e.status, e.to_json());
+  send_json(res, e.status,
+            current_stats.api == api_kind::anthropic_messages ? detail::anthropic_error_json(e)
+                                                              : e.to_json());
 }
 
 // Token ids for session feed: one per byte, -1 where a token continues. Only exact when the
@@ -65,6 +78,7 @@ std::string sse(const json::value& v) {
 }
 
 struct stream_job {
+  api_kind api = api_kind::chat_completions;
   chat::prepared prepared;
   std::vector<special_token> specials;
   detail::chat_call call;
@@ -295,6 +309,32 @@ struct gateway::impl {
       send_error(res, *e);
       return false;
     }
+    return prepare_call(res, call, prepared);
+  }
+
+  // A Messages body translated to a chat call and prepared; false after answering.
+  bool prepare_messages(std::string_view body, httplib::Response& res, detail::chat_call& call,
+                        std::optional<chat::prepared>& prepared, bool count_only = false) {
+    auto parsed = json::parse(body);
+    if (!parsed) {
+      send_error(
+          res, detail::openai_error{.message = "invalid JSON body: " + parsed.error().to_string()});
+      return false;
+    }
+    json::value chat;
+    if (auto e = detail::messages_to_chat(*parsed, chat, count_only)) {
+      send_error(res, *e);
+      return false;
+    }
+    if (auto e = detail::parse_chat_json(chat, call)) {
+      send_error(res, *e);
+      return false;
+    }
+    return prepare_call(res, call, prepared);
+  }
+
+  bool prepare_call(httplib::Response& res, detail::chat_call& call,
+                    std::optional<chat::prepared>& prepared) {
     auto p = detail::prepare_request(*tmpl, call.request);
     if (!p) {
       send_error(res, detail::error_from(p.error()));
@@ -381,10 +421,38 @@ struct gateway::impl {
     send_json(res, 200, detail::prepare_report(*prepared, call.params, backend.options()));
   }
 
+  void handle_messages(std::string_view body, httplib::Response& res) {
+    detail::chat_call call;
+    std::optional<chat::prepared> prepared;
+    if (!prepare_messages(body, res, call, prepared)) return;
+    answer(res, std::move(call), std::move(*prepared));
+  }
+
+  // POST /v1/messages/count_tokens: the rendered prompt's length in the backend's tokens.
+  void handle_count_tokens(std::string_view body, httplib::Response& res) {
+    detail::chat_call call;
+    std::optional<chat::prepared> prepared;
+    if (!prepare_messages(body, res, call, prepared, true)) return;
+    const auto t = backend.tokenize(prepared->prompt);
+    if (t.error) {
+      auto e = detail::error_from(*t.error);
+      e.message = "the backend cannot count tokens (" + t.error->message + ")";
+      send_error(res, e);
+      return;
+    }
+    send_json(res, 200, {{"input_tokens", t.tokens.size()}});
+  }
+
   void handle_chat(std::string_view body, httplib::Response& res) {
     detail::chat_call call;
     std::optional<chat::prepared> prepared;
     if (!prepare(body, res, call, prepared)) return;
+    answer(res, std::move(call), std::move(*prepared));
+  }
+
+  // Generates the answer to a prepared call, in the shape of the request's API.
+  void answer(httplib::Response& res, detail::chat_call call, chat::prepared prepared_call) {
+    std::optional<chat::prepared> prepared(std::move(prepared_call));
     // Once per marker list (cached): which markers are single special tokens of the backend.
     auto specials = special_tokens.lookup(backend, prepared->preserved_tokens);
     if (call.stream) {
@@ -423,12 +491,19 @@ struct gateway::impl {
     current_stats.prompt_tokens = u.prompt_tokens;
     current_stats.completion_tokens = u.completion_tokens;
     const auto meta = detail::new_response_meta(options.server.model_name);
+    if (current_stats.api == api_kind::anthropic_messages) {
+      const auto stop =
+          detail::anthropic_stop_reason(fin.reason, outcome.done.stop == stop_kind::word);
+      send_json(res, 200, detail::anthropic_message_json(meta, fin.message, stop, u));
+      return;
+    }
     send_json(res, 200, detail::completion_json(meta, fin.message, fin.reason, u));
   }
 
   void stream_chat(httplib::Response& res, detail::chat_call call, chat::prepared prepared,
                    std::vector<special_token> specials) {
     auto job = std::make_shared<stream_job>();
+    job->api = current_stats.api;
     job->prepared = std::move(prepared);
     job->specials = std::move(specials);
     job->call = std::move(call);
@@ -478,18 +553,23 @@ struct gateway::impl {
         [job](bool) { job->stop_worker(); });
   }
 
+  // The stream in the shape of the request's API: OpenAI chunks ("data:" lines, [DONE]) or
+  // Anthropic's named events, from the same deltas.
   static bool write_stream(stream_job& job, httplib::DataSink& sink) {
-    auto write = [&](const json::value& v) {
-      const std::string s = sse(v);
-      if (sink.write(s.data(), s.size())) return true;
+    const bool anthropic = job.api == api_kind::anthropic_messages;
+    detail::anthropic_events events(job.meta);
+    auto write_raw = [&](const std::string& s) {
+      if (s.empty() || sink.write(s.data(), s.size())) return true;
       job.cancel = true;
       return false;
     };
+    auto write = [&](const json::value& v) { return write_raw(sse(v)); };
     auto write_deltas = [&](const auto& deltas) {  // deltas or views: the same JSON
       for (const auto& d : deltas) {
         if (d.empty()) continue;
         if (!current_stats.first_delta) current_stats.first_delta = clock_type::now();
-        if (!write(detail::chunk_json(job.meta, d.to_json(), std::nullopt))) {
+        if (!(anthropic ? write_raw(events.delta(d.to_json()))
+                        : write(detail::chunk_json(job.meta, d.to_json(), std::nullopt)))) {
           return false;
         }
       }
@@ -497,7 +577,10 @@ struct gateway::impl {
     };
     json::value first = json::value::object();
     first["role"] = "assistant";
-    if (!write(detail::chunk_json(job.meta, std::move(first), std::nullopt))) return false;
+    if (!(anthropic ? write_raw(events.start())
+                    : write(detail::chunk_json(job.meta, std::move(first), std::nullopt)))) {
+      return false;
+    }
 
     auto rs = detail::make_response_stream(job.prepared, job.specials);
     std::deque<backend_chunk> local;
@@ -528,22 +611,28 @@ struct gateway::impl {
       current_stats.backend_error = job.outcome.error->code;
       const auto err = detail::error_from(*job.outcome.error);
       current_stats.note = err.message;
-      const std::string s = sse(err.to_json()) + "data: [DONE]\n\n";
-      sink.write(s.data(), s.size());
+      write_raw(anthropic ? detail::anthropic_events::error(err)
+                          : sse(err.to_json()) + "data: [DONE]\n\n");
       sink.done();
       return true;
     }
     auto fin = rs->finish(job.outcome.done.stop == stop_kind::limit);
     note_finish(fin);
     if (!write_deltas(fin.deltas)) return false;
-    if (!write(detail::chunk_json(job.meta, json::value::object(), fin.reason))) return false;
     const detail::usage u{.prompt_tokens = job.outcome.done.tokens_evaluated.value_or(0),
                           .completion_tokens = job.outcome.done.tokens_predicted.value_or(0)};
     current_stats.prompt_tokens = u.prompt_tokens;
     current_stats.completion_tokens = u.completion_tokens;
+    if (anthropic) {
+      const auto stop =
+          detail::anthropic_stop_reason(fin.reason, job.outcome.done.stop == stop_kind::word);
+      if (!write_raw(events.finish(stop, u))) return false;
+      sink.done();
+      return true;
+    }
+    if (!write(detail::chunk_json(job.meta, json::value::object(), fin.reason))) return false;
     if (job.call.include_usage && !write(detail::usage_chunk_json(job.meta, u))) return false;
-    static constexpr std::string_view done_line = "data: [DONE]\n\n";
-    if (!sink.write(done_line.data(), done_line.size())) return false;
+    if (!write_raw("data: [DONE]\n\n")) return false;
     sink.done();
     return true;
   }
@@ -575,7 +664,7 @@ struct gateway::impl {
     });
     http.set_payload_max_length(so.max_body_bytes);
     http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-      current_stats = request_stats{.start = clock_type::now()};
+      current_stats = request_stats{.start = clock_type::now(), .api = api_of_path(req.path)};
       metrics.request_started();
       // Requests with a body are refused by their handler, after httplib has read the body:
       // closing a socket with unread input resets it, and the client might lose the 503.
@@ -619,6 +708,8 @@ struct gateway::impl {
     http.Post("/v1/chat/completions", with_body(&impl::handle_chat));
     http.Post("/chat/completions", with_body(&impl::handle_chat));
     http.Post("/v1/chat/prepare", with_body(&impl::handle_prepare));
+    http.Post("/v1/messages", with_body(&impl::handle_messages));
+    http.Post("/v1/messages/count_tokens", with_body(&impl::handle_count_tokens));
     http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
       json::value model = {{"id", options.server.model_name},
                            {"object", "model"},

@@ -3,7 +3,9 @@
 // text-completion backend for the continuation (with chatpeg's grammar when the backend takes
 // one) and answers with OpenAI chat completions / chunks. Stateless; one instance per process.
 //
-// Endpoints: POST /v1/chat/completions, POST /v1/chat/prepare, GET /v1/models, GET /health.
+// Endpoints: POST /v1/chat/completions, POST /v1/chat/prepare, POST /v1/messages and
+// /v1/messages/count_tokens (Anthropic's Messages API, on the same pipeline), GET /v1/models,
+// GET /health.
 // With server_options::metrics, GET /metrics too. With API keys configured
 // (server_options::api_keys), all but /health need a key.
 #pragma once
