@@ -14,12 +14,14 @@
 #include <mutex>
 #include <thread>
 
+#include "api.h"
 #include "auth.h"
 #include "completion.h"
 #include "connection.h"
 #include "messages_api.h"
 #include "metrics.h"
 #include "pipeline.h"
+#include "responses_api.h"
 
 namespace chatpeg::server {
 
@@ -27,13 +29,7 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-// Which API a request speaks (by its path): its error shape and its response shapes.
-enum class api_kind : std::uint8_t { chat_completions, anthropic_messages };
-
-api_kind api_of_path(std::string_view path) {
-  return path.rfind("/v1/messages", 0) == 0 ? api_kind::anthropic_messages
-                                            : api_kind::chat_completions;
-}
+using detail::api_kind;
 
 // Per-request facts for the log line. Handlers, content providers and the logger of one
 // request all run on the same worker thread, so a thread_local carries them.
@@ -59,9 +55,7 @@ void send_json(httplib::Response& res, int status, const json::value& v) {
 // An error in the shape of the request's API.
 void send_error(httplib::Response& res, const detail::openai_error& e) {
   current_stats.note = e.message;
-  send_json(res, e.status,
-            current_stats.api == api_kind::anthropic_messages ? detail::anthropic_error_json(e)
-                                                              : e.to_json());
+  send_json(res, e.status, detail::error_json(current_stats.api, e));
 }
 
 // Token ids for session feed: one per byte, -1 where a token continues. Only exact when the
@@ -71,10 +65,6 @@ std::vector<std::int32_t> byte_tokens(const backend_chunk& c) {
   std::vector<std::int32_t> out(c.text.size(), -1);
   out[0] = c.tokens[0];
   return out;
-}
-
-std::string sse(const json::value& v) {
-  return "data: " + json::dump(v) + "\n\n";
 }
 
 struct stream_job {
@@ -312,9 +302,10 @@ struct gateway::impl {
     return prepare_call(res, call, prepared);
   }
 
-  // A Messages body translated to a chat call and prepared; false after answering.
-  bool prepare_messages(std::string_view body, httplib::Response& res, detail::chat_call& call,
-                        std::optional<chat::prepared>& prepared, bool count_only = false) {
+  // Another API's body translated to a chat call and prepared; false after answering.
+  using translator = std::optional<detail::openai_error> (*)(const json::value&, json::value&);
+  bool prepare_translated(std::string_view body, translator translate, httplib::Response& res,
+                          detail::chat_call& call, std::optional<chat::prepared>& prepared) {
     auto parsed = json::parse(body);
     if (!parsed) {
       send_error(
@@ -322,7 +313,7 @@ struct gateway::impl {
       return false;
     }
     json::value chat;
-    if (auto e = detail::messages_to_chat(*parsed, chat, count_only)) {
+    if (auto e = translate(*parsed, chat)) {
       send_error(res, *e);
       return false;
     }
@@ -424,7 +415,17 @@ struct gateway::impl {
   void handle_messages(std::string_view body, httplib::Response& res) {
     detail::chat_call call;
     std::optional<chat::prepared> prepared;
-    if (!prepare_messages(body, res, call, prepared)) return;
+    const translator messages = [](const json::value& b, json::value& chat) {
+      return detail::messages_to_chat(b, chat);
+    };
+    if (!prepare_translated(body, messages, res, call, prepared)) return;
+    answer(res, std::move(call), std::move(*prepared));
+  }
+
+  void handle_responses(std::string_view body, httplib::Response& res) {
+    detail::chat_call call;
+    std::optional<chat::prepared> prepared;
+    if (!prepare_translated(body, &detail::responses_to_chat, res, call, prepared)) return;
     answer(res, std::move(call), std::move(*prepared));
   }
 
@@ -432,7 +433,10 @@ struct gateway::impl {
   void handle_count_tokens(std::string_view body, httplib::Response& res) {
     detail::chat_call call;
     std::optional<chat::prepared> prepared;
-    if (!prepare_messages(body, res, call, prepared, true)) return;
+    const translator count_only = [](const json::value& b, json::value& chat) {
+      return detail::messages_to_chat(b, chat, true);
+    };
+    if (!prepare_translated(body, count_only, res, call, prepared)) return;
     const auto t = backend.tokenize(prepared->prompt);
     if (t.error) {
       auto e = detail::error_from(*t.error);
@@ -491,13 +495,9 @@ struct gateway::impl {
     current_stats.prompt_tokens = u.prompt_tokens;
     current_stats.completion_tokens = u.completion_tokens;
     const auto meta = detail::new_response_meta(options.server.model_name);
-    if (current_stats.api == api_kind::anthropic_messages) {
-      const auto stop =
-          detail::anthropic_stop_reason(fin.reason, outcome.done.stop == stop_kind::word);
-      send_json(res, 200, detail::anthropic_message_json(meta, fin.message, stop, u));
-      return;
-    }
-    send_json(res, 200, detail::completion_json(meta, fin.message, fin.reason, u));
+    const detail::answer_end end{
+        .reason = fin.reason, .by_stop_sequence = outcome.done.stop == stop_kind::word, .u = u};
+    send_json(res, 200, detail::answer_json(current_stats.api, meta, fin.message, end));
   }
 
   void stream_chat(httplib::Response& res, detail::chat_call call, chat::prepared prepared,
@@ -553,34 +553,23 @@ struct gateway::impl {
         [job](bool) { job->stop_worker(); });
   }
 
-  // The stream in the shape of the request's API: OpenAI chunks ("data:" lines, [DONE]) or
-  // Anthropic's named events, from the same deltas.
+  // The stream in the shape of the request's API (its event writer), from the same deltas.
   static bool write_stream(stream_job& job, httplib::DataSink& sink) {
-    const bool anthropic = job.api == api_kind::anthropic_messages;
-    detail::anthropic_events events(job.meta);
-    auto write_raw = [&](const std::string& s) {
+    auto events = detail::make_event_writer(job.api, job.meta);
+    auto write = [&](const std::string& s) {
       if (s.empty() || sink.write(s.data(), s.size())) return true;
       job.cancel = true;
       return false;
     };
-    auto write = [&](const json::value& v) { return write_raw(sse(v)); };
     auto write_deltas = [&](const auto& deltas) {  // deltas or views: the same JSON
       for (const auto& d : deltas) {
         if (d.empty()) continue;
         if (!current_stats.first_delta) current_stats.first_delta = clock_type::now();
-        if (!(anthropic ? write_raw(events.delta(d.to_json()))
-                        : write(detail::chunk_json(job.meta, d.to_json(), std::nullopt)))) {
-          return false;
-        }
+        if (!write(events->delta(d.to_json()))) return false;
       }
       return true;
     };
-    json::value first = json::value::object();
-    first["role"] = "assistant";
-    if (!(anthropic ? write_raw(events.start())
-                    : write(detail::chunk_json(job.meta, std::move(first), std::nullopt)))) {
-      return false;
-    }
+    if (!write(events->start())) return false;
 
     auto rs = detail::make_response_stream(job.prepared, job.specials);
     std::deque<backend_chunk> local;
@@ -611,8 +600,7 @@ struct gateway::impl {
       current_stats.backend_error = job.outcome.error->code;
       const auto err = detail::error_from(*job.outcome.error);
       current_stats.note = err.message;
-      write_raw(anthropic ? detail::anthropic_events::error(err)
-                          : sse(err.to_json()) + "data: [DONE]\n\n");
+      write(events->error(err));
       sink.done();
       return true;
     }
@@ -623,16 +611,11 @@ struct gateway::impl {
                           .completion_tokens = job.outcome.done.tokens_predicted.value_or(0)};
     current_stats.prompt_tokens = u.prompt_tokens;
     current_stats.completion_tokens = u.completion_tokens;
-    if (anthropic) {
-      const auto stop =
-          detail::anthropic_stop_reason(fin.reason, job.outcome.done.stop == stop_kind::word);
-      if (!write_raw(events.finish(stop, u))) return false;
-      sink.done();
-      return true;
-    }
-    if (!write(detail::chunk_json(job.meta, json::value::object(), fin.reason))) return false;
-    if (job.call.include_usage && !write(detail::usage_chunk_json(job.meta, u))) return false;
-    if (!write_raw("data: [DONE]\n\n")) return false;
+    const detail::answer_end end{.reason = fin.reason,
+                                 .by_stop_sequence = job.outcome.done.stop == stop_kind::word,
+                                 .u = u,
+                                 .include_usage = job.call.include_usage};
+    if (!write(events->finish(end))) return false;
     sink.done();
     return true;
   }
@@ -664,7 +647,8 @@ struct gateway::impl {
     });
     http.set_payload_max_length(so.max_body_bytes);
     http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-      current_stats = request_stats{.start = clock_type::now(), .api = api_of_path(req.path)};
+      current_stats =
+          request_stats{.start = clock_type::now(), .api = detail::api_of_path(req.path)};
       metrics.request_started();
       // Requests with a body are refused by their handler, after httplib has read the body:
       // closing a socket with unread input resets it, and the client might lose the 503.
@@ -709,6 +693,7 @@ struct gateway::impl {
     http.Post("/chat/completions", with_body(&impl::handle_chat));
     http.Post("/v1/chat/prepare", with_body(&impl::handle_prepare));
     http.Post("/v1/messages", with_body(&impl::handle_messages));
+    http.Post("/v1/responses", with_body(&impl::handle_responses));
     http.Post("/v1/messages/count_tokens", with_body(&impl::handle_count_tokens));
     http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
       json::value model = {{"id", options.server.model_name},

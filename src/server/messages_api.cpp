@@ -7,15 +7,11 @@
 namespace chatpeg::server::detail {
 namespace {
 
-openai_error bad(const std::string& path, const std::string& message) {
-  return openai_error{.status = 400, .message = message + " (at " + path + ")", .param = path};
-}
-
 // A content block's type, or an error naming the block.
 std::optional<openai_error> block_type(const json::value& b, const std::string& path,
                                        std::string& type) {
   if (!b.is_object() || !b.contains("type") || !b["type"].is_string())
-    return bad(path, "expected a content block with a type");
+    return field_error(path, "expected a content block with a type");
   type = b["type"].get<std::string>();
   return std::nullopt;
 }
@@ -23,27 +19,13 @@ std::optional<openai_error> block_type(const json::value& b, const std::string& 
 // Appends the block's string field `key`, or an error naming it.
 std::optional<openai_error> append_string(const json::value& b, const char* key,
                                           const std::string& path, std::string& out) {
-  if (!b.contains(key) || !b[key].is_string()) return bad(path + "." + key, "expected a string");
-  out += b[key].get<std::string>();
-  return std::nullopt;
+  return append_string_field(b, key, path, out);
 }
 
-// A text block's text, or an error naming the path.
+// A system prompt or tool result: a string or text blocks.
 std::optional<openai_error> text_of_blocks(const json::value& content, const std::string& path,
                                            std::string& out) {
-  if (content.is_string()) {
-    out = content.get<std::string>();
-    return std::nullopt;
-  }
-  if (!content.is_array()) return bad(path, "expected a string or an array of blocks");
-  for (std::size_t i = 0; i < content.size(); ++i) {
-    const std::string p = json::path_index(path, i);
-    std::string type;
-    if (auto e = block_type(content[i], p, type)) return e;
-    if (type != "text") return bad(p, "only text blocks are supported here");
-    if (auto e = append_string(content[i], "text", p, out)) return e;
-  }
-  return std::nullopt;
+  return text_of_parts(content, path, {"text"}, out);
 }
 
 std::optional<openai_error> user_blocks(const json::value& content, const std::string& path,
@@ -65,22 +47,23 @@ std::optional<openai_error> user_blocks(const json::value& content, const std::s
       has_text = true;
     } else if (type == "tool_result") {
       if (!b.contains("tool_use_id") || !b["tool_use_id"].is_string())
-        return bad(p + ".tool_use_id", "expected a string");
+        return field_error(p + ".tool_use_id", "expected a string");
       std::string result;
       if (b.contains("content") && !b["content"].is_null()) {
         if (auto e = text_of_blocks(b["content"], p + ".content", result)) return e;
       }
       if (b.contains("is_error") && !b["is_error"].is_boolean())
-        return bad(p + ".is_error", "expected a boolean");
+        return field_error(p + ".is_error", "expected a boolean");
       // The template sees no error flag: an error result says so in its text.
       if (b.value("is_error", false)) result = "Error: " + result;
       flush();
       messages.push_back(
           {{"role", "tool"}, {"tool_call_id", b["tool_use_id"]}, {"content", result}});
     } else if (type == "image" || type == "document") {
-      return bad(p, "content blocks of type '" + type + "' are not supported by this gateway");
+      return field_error(p,
+                         "content blocks of type '" + type + "' are not supported by this gateway");
     } else {
-      return bad(p, "unknown content block type '" + type + "'");
+      return field_error(p, "unknown content block type '" + type + "'");
     }
   }
   flush();
@@ -104,15 +87,16 @@ std::optional<openai_error> assistant_blocks(const json::value& content, const s
       continue;  // encrypted by another provider: nothing a template can render
     } else if (type == "tool_use") {
       for (const char* k : {"id", "name"}) {
-        if (!b.contains(k) || !b[k].is_string()) return bad(p + "." + k, "expected a string");
+        if (!b.contains(k) || !b[k].is_string())
+          return field_error(p + "." + k, "expected a string");
       }
       if (!b.contains("input") || !b["input"].is_object())
-        return bad(p + ".input", "expected an object");
+        return field_error(p + ".input", "expected an object");
       calls.push_back({{"id", b["id"]},
                        {"type", "function"},
                        {"function", {{"name", b["name"]}, {"arguments", json::dump(b["input"])}}}});
     } else {
-      return bad(p, "unknown content block type '" + type + "'");
+      return field_error(p, "unknown content block type '" + type + "'");
     }
   }
   json::value m = {{"role", "assistant"}, {"content", text}};
@@ -128,23 +112,25 @@ std::optional<openai_error> translate_messages(const json::value& body, json::va
     if (auto e = text_of_blocks(body["system"], "$.system", system)) return e;
     messages.push_back({{"role", "system"}, {"content", system}});
   }
-  if (!body.contains("messages")) return bad("$.messages", "missing required field");
+  if (!body.contains("messages")) return field_error("$.messages", "missing required field");
   const json::value& list = body["messages"];
-  if (!list.is_array() || list.empty()) return bad("$.messages", "expected a non-empty array");
+  if (!list.is_array() || list.empty())
+    return field_error("$.messages", "expected a non-empty array");
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string p = json::path_index("$.messages", i);
     const json::value& m = list[i];
-    if (!m.is_object()) return bad(p, "expected an object");
+    if (!m.is_object()) return field_error(p, "expected an object");
     const std::string role = m.value("role", "");
     if (role != "user" && role != "assistant")
-      return bad(p + ".role", "expected \"user\" or \"assistant\"");
-    if (!m.contains("content")) return bad(p + ".content", "missing required field");
+      return field_error(p + ".role", "expected \"user\" or \"assistant\"");
+    if (!m.contains("content")) return field_error(p + ".content", "missing required field");
     const json::value& c = m["content"];
     if (c.is_string()) {
       messages.push_back({{"role", role}, {"content", c}});
       continue;
     }
-    if (!c.is_array()) return bad(p + ".content", "expected a string or an array of blocks");
+    if (!c.is_array())
+      return field_error(p + ".content", "expected a string or an array of blocks");
     auto e = role == "user" ? user_blocks(c, p + ".content", messages)
                             : assistant_blocks(c, p + ".content", messages);
     if (e) return e;
@@ -155,22 +141,23 @@ std::optional<openai_error> translate_messages(const json::value& body, json::va
 std::optional<openai_error> translate_tools(const json::value& body, json::value& chat) {
   if (body.contains("tools") && !body["tools"].is_null()) {
     const json::value& tools = body["tools"];
-    if (!tools.is_array()) return bad("$.tools", "expected an array");
+    if (!tools.is_array()) return field_error("$.tools", "expected an array");
     json::value out = json::value::array();
     for (std::size_t i = 0; i < tools.size(); ++i) {
       const std::string p = json::path_index("$.tools", i);
       const json::value& t = tools[i];
-      if (!t.is_object()) return bad(p, "expected an object");
+      if (!t.is_object()) return field_error(p, "expected an object");
       if (t.contains("type") && t["type"] != "custom")
-        return bad(p + ".type",
-                   "built-in tool types are not supported; give name and input_schema");
+        return field_error(p + ".type",
+                           "built-in tool types are not supported; give name and input_schema");
       if (!t.contains("name") || !t["name"].is_string())
-        return bad(p + ".name", "expected a string");
+        return field_error(p + ".name", "expected a string");
       if (!t.contains("input_schema") || !t["input_schema"].is_object())
-        return bad(p + ".input_schema", "expected an object");
+        return field_error(p + ".input_schema", "expected an object");
       json::value fn = {{"name", t["name"]}, {"parameters", t["input_schema"]}};
       if (t.contains("description")) {
-        if (!t["description"].is_string()) return bad(p + ".description", "expected a string");
+        if (!t["description"].is_string())
+          return field_error(p + ".description", "expected a string");
         fn["description"] = t["description"];
       }
       out.push_back({{"type", "function"}, {"function", std::move(fn)}});
@@ -180,7 +167,7 @@ std::optional<openai_error> translate_tools(const json::value& body, json::value
   if (body.contains("tool_choice") && !body["tool_choice"].is_null()) {
     const json::value& tc = body["tool_choice"];
     if (!tc.is_object() || !tc.contains("type") || !tc["type"].is_string())
-      return bad("$.tool_choice", "expected an object with a type");
+      return field_error("$.tool_choice", "expected an object with a type");
     const std::string type = tc["type"].get<std::string>();
     if (type == "auto") {
       chat["tool_choice"] = "auto";
@@ -190,14 +177,14 @@ std::optional<openai_error> translate_tools(const json::value& body, json::value
       chat["tool_choice"] = "none";
     } else if (type == "tool") {
       if (!tc.contains("name") || !tc["name"].is_string())
-        return bad("$.tool_choice.name", "expected a string");
+        return field_error("$.tool_choice.name", "expected a string");
       chat["tool_choice"] = {{"type", "function"}, {"function", {{"name", tc["name"]}}}};
     } else {
-      return bad("$.tool_choice.type", "expected auto, any, tool or none");
+      return field_error("$.tool_choice.type", "expected auto, any, tool or none");
     }
     if (tc.contains("disable_parallel_tool_use")) {
       if (!tc["disable_parallel_tool_use"].is_boolean())
-        return bad("$.tool_choice.disable_parallel_tool_use", "expected a boolean");
+        return field_error("$.tool_choice.disable_parallel_tool_use", "expected a boolean");
       chat["parallel_tool_calls"] = !tc["disable_parallel_tool_use"].get<bool>();
     }
   }
@@ -208,16 +195,16 @@ std::optional<openai_error> translate_tools(const json::value& body, json::value
 
 std::optional<openai_error> messages_to_chat(const json::value& body, json::value& chat,
                                              bool count_only) {
-  if (!body.is_object()) return bad("$", "the body must be a JSON object");
+  if (!body.is_object()) return field_error("$", "the body must be a JSON object");
   chat = json::value::object();
   if (body.contains("model")) {
-    if (!body["model"].is_string()) return bad("$.model", "expected a string");
+    if (!body["model"].is_string()) return field_error("$.model", "expected a string");
     chat["model"] = body["model"];
   }
   if (!count_only) {
-    if (!body.contains("max_tokens")) return bad("$.max_tokens", "missing required field");
+    if (!body.contains("max_tokens")) return field_error("$.max_tokens", "missing required field");
     if (!body["max_tokens"].is_number_integer() || body["max_tokens"].get<std::int64_t>() < 1)
-      return bad("$.max_tokens", "expected an integer of at least 1");
+      return field_error("$.max_tokens", "expected an integer of at least 1");
     chat["max_tokens"] = body["max_tokens"];
   }
   json::value messages = json::value::array();
@@ -226,33 +213,33 @@ std::optional<openai_error> messages_to_chat(const json::value& body, json::valu
   if (auto e = translate_tools(body, chat)) return e;
   for (const char* k : {"temperature", "top_p"}) {
     if (!body.contains(k)) continue;
-    if (!body[k].is_number()) return bad(std::string("$.") + k, "expected a number");
+    if (!body[k].is_number()) return field_error(std::string("$.") + k, "expected a number");
     chat[k] = body[k];
   }
   if (body.contains("top_k") && !body["top_k"].is_number_integer())
-    return bad("$.top_k", "expected an integer");
+    return field_error("$.top_k", "expected an integer");
   if (body.contains("stop_sequences")) {
     const json::value& s = body["stop_sequences"];
-    if (!s.is_array()) return bad("$.stop_sequences", "expected an array of strings");
+    if (!s.is_array()) return field_error("$.stop_sequences", "expected an array of strings");
     for (std::size_t i = 0; i < s.size(); ++i) {
       if (!s[i].is_string())
-        return bad(json::path_index("$.stop_sequences", i), "expected a string");
+        return field_error(json::path_index("$.stop_sequences", i), "expected a string");
     }
     if (!s.empty()) chat["stop"] = s;
   }
   if (body.contains("thinking") && !body["thinking"].is_null()) {
     const json::value& t = body["thinking"];
     if (!t.is_object() || !t.contains("type") || !t["type"].is_string())
-      return bad("$.thinking", "expected an object with a type");
+      return field_error("$.thinking", "expected an object with a type");
     const std::string type = t["type"].get<std::string>();
     if (type != "enabled" && type != "disabled")
-      return bad("$.thinking.type", "expected \"enabled\" or \"disabled\"");
+      return field_error("$.thinking.type", "expected \"enabled\" or \"disabled\"");
     if (t.contains("budget_tokens") && !t["budget_tokens"].is_number_integer())
-      return bad("$.thinking.budget_tokens", "expected an integer");
+      return field_error("$.thinking.budget_tokens", "expected an integer");
     chat["chat_template_kwargs"] = {{"enable_thinking", type == "enabled"}};
   }
   if (body.contains("stream")) {
-    if (!body["stream"].is_boolean()) return bad("$.stream", "expected a boolean");
+    if (!body["stream"].is_boolean()) return field_error("$.stream", "expected a boolean");
     chat["stream"] = body["stream"];
   }
   return std::nullopt;
@@ -420,7 +407,9 @@ std::string anthropic_events::delta(const json::value& d) {
   return out;
 }
 
-std::string anthropic_events::finish(std::string_view stop_reason, const usage& u) {
+std::string anthropic_events::finish(const answer_end& end) {
+  const std::string_view stop_reason = anthropic_stop_reason(end.reason, end.by_stop_sequence);
+  const usage& u = end.u;
   return close() +
          named_sse(
              "message_delta",

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "api.h"
 #include "chatpeg/chat/message.h"
 #include "chatpeg/json/json.h"
 #include "chatpeg/server/backend.h"
@@ -35,13 +36,13 @@ json::value anthropic_message_json(const response_meta& meta, const chat::messag
 // The stream's events for one response, from OpenAI-shaped deltas: message_start, ping, then
 // content_block_start / content_block_delta (text_delta, thinking_delta, input_json_delta) /
 // content_block_stop per block, message_delta (stop_reason, usage) and message_stop.
-class anthropic_events {
+class anthropic_events final : public event_writer {
  public:
   explicit anthropic_events(response_meta meta) : meta_(std::move(meta)) {}
-  std::string start();
-  std::string delta(const json::value& d);  // choices[0].delta
-  std::string finish(std::string_view stop_reason, const usage& u);
-  static std::string error(const openai_error& e);
+  std::string start() override;
+  std::string delta(const json::value& d) override;  // choices[0].delta
+  std::string finish(const answer_end& end) override;
+  std::string error(const openai_error& e) override;
 
  private:
   enum class block : std::uint8_t { none, thinking, text, tool };

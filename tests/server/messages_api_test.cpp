@@ -11,25 +11,18 @@
 #include <fstream>
 #include <sstream>
 
+#include "api_test_support.h"
 #include "gateway_harness.h"
 
 namespace chatpeg::server {
 namespace {
 
+using testing::events_of;
 using testing::gateway_harness;
 using testing::scripted_reply;
 using testing::split_chars;
-
-json::value parse(const std::string& text) {
-  auto v = json::parse(text);
-  return v ? *v : json::value("unparseable: " + text);
-}
-
-struct translate_row {
-  const char* name;
-  const char* body;
-  const char* expect;  // the chat body (JSON), or "ERROR <path>"
-};
+using testing::translate_row;
+const auto parse = testing::parse_json;
 
 TEST(MessagesApi, TranslatesBodies) {
   const std::vector<translate_row> rows = {
@@ -99,36 +92,13 @@ TEST(MessagesApi, TranslatesBodies) {
        "ERROR $.stop_sequences[0]"},
       {"not_an_object", R"([1])", "ERROR $"},
   };
-  for (const auto& r : rows) {
-    SCOPED_TRACE(r.name);
-    json::value chat;
-    auto e = detail::messages_to_chat(parse(r.body), chat);
-    const std::string expect = r.expect;
-    if (expect.rfind("ERROR ", 0) == 0) {
-      ASSERT_TRUE(e.has_value()) << json::dump(chat);
-      EXPECT_EQ(e->status, 400);
-      EXPECT_EQ(e->param, expect.substr(6)) << e->message;
-      continue;
-    }
-    ASSERT_FALSE(e.has_value()) << e->message;
-    EXPECT_EQ(chat, parse(r.expect)) << json::dump(chat);
-  }
+  testing::check_translations(rows, [](const json::value& b, json::value& chat) {
+    return detail::messages_to_chat(b, chat);
+  });
   // count_tokens bodies need no max_tokens.
   json::value chat;
   EXPECT_FALSE(detail::messages_to_chat(parse(R"({"messages":[{"role":"user","content":"x"}]})"),
                                         chat, true));
-}
-
-// SSE events of a Messages stream: (event name, data).
-std::vector<std::pair<std::string, json::value>> events_of(const std::string& text) {
-  std::vector<std::pair<std::string, json::value>> out;
-  std::istringstream in(text);
-  std::string event;
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("event: ", 0) == 0) event = line.substr(7);
-    if (line.rfind("data: ", 0) == 0) out.emplace_back(event, parse(line.substr(6)));
-  }
-  return out;
 }
 
 // The message the events assemble (as the SDK's finalMessage() does).

@@ -4,8 +4,8 @@
 // one) and answers with OpenAI chat completions / chunks. Stateless; one instance per process.
 //
 // Endpoints: POST /v1/chat/completions, POST /v1/chat/prepare, POST /v1/messages and
-// /v1/messages/count_tokens (Anthropic's Messages API, on the same pipeline), GET /v1/models,
-// GET /health.
+// /v1/messages/count_tokens (Anthropic's Messages API), POST /v1/responses (OpenAI's
+// Responses API), all on the same pipeline, GET /v1/models, GET /health.
 // With server_options::metrics, GET /metrics too. With API keys configured
 // (server_options::api_keys), all but /health need a key.
 #pragma once

@@ -1,0 +1,64 @@
+// The APIs the gateway speaks, each a translator in and a serializer out around one pipeline:
+// Chat Completions, Anthropic's Messages and OpenAI's Responses. This header holds what the
+// gateway needs to answer in a request's API: which API a path speaks, its error shape, its
+// whole answer and its stream events (a writer per streamed response). Internal to the server
+// module.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "chatpeg/chat/message.h"
+#include "chatpeg/json/json.h"
+#include "chatpeg/stream/session.h"
+#include "completion.h"
+
+namespace chatpeg::server::detail {
+
+enum class api_kind : std::uint8_t { chat_completions, anthropic_messages, responses };
+
+// /v1/messages... → Messages, /v1/responses → Responses, anything else → Chat Completions.
+api_kind api_of_path(std::string_view path);
+
+// The error object in the API's shape.
+json::value error_json(api_kind api, const openai_error& e);
+
+// How an answer ended, as every API reports it.
+struct answer_end {
+  stream::finish_reason reason = stream::finish_reason::stop;
+  bool by_stop_sequence = false;  // a stop string of the request ended it
+  usage u;
+  bool include_usage = false;  // Chat Completions: stream_options.include_usage
+};
+
+// The whole (non-streamed) answer.
+json::value answer_json(api_kind api, const response_meta& meta, const chat::message& m,
+                        const answer_end& end);
+
+// A streamed answer's bytes, from the pipeline's OpenAI-shaped deltas (choices[0].delta).
+class event_writer {
+ public:
+  virtual ~event_writer() = default;
+  virtual std::string start() = 0;
+  virtual std::string delta(const json::value& d) = 0;
+  virtual std::string finish(const answer_end& end) = 0;
+  // The backend failed after the stream started: the stream's last bytes.
+  virtual std::string error(const openai_error& e) = 0;
+};
+std::unique_ptr<event_writer> make_event_writer(api_kind api, const response_meta& meta);
+
+// For the translators of other APIs' bodies: a 400 naming the body's JSON path.
+openai_error field_error(const std::string& path, const std::string& message);
+// Appends the object member `key` (a string) to out, or an error naming path.key.
+std::optional<openai_error> append_string_field(const json::value& v, const char* key,
+                                                const std::string& path, std::string& out);
+// The text of `content`: a string, or an array of parts {type (one of `types`), text} joined.
+std::optional<openai_error> text_of_parts(const json::value& content, const std::string& path,
+                                          std::initializer_list<std::string_view> types,
+                                          std::string& out);
+
+}  // namespace chatpeg::server::detail
