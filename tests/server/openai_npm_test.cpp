@@ -12,24 +12,13 @@
 #include <fstream>
 
 #include "gateway_harness.h"
+#include "npm_support.h"
 
 namespace chatpeg::server {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string run_capture(const std::string& command, int& status) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    status = -1;
-    return out;
-  }
-  std::array<char, 4096> buf{};
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
-  status = pclose(pipe);
-  return out;
-}
+using testing::run_capture;
 
 TEST(OpenaiNpmClient, ToolCallsStreamingAndErrors) {
   if (std::system("command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1") != 0) {
