@@ -6,7 +6,9 @@
 //   and named, a stateless refusal surfacing as the client's APIError;
 // - `@anthropic-ai/sdk` on /v1/messages: create with tools (a tool_use block whose input is the
 //   expected object), stream with thinking and a tool call (finalMessage() equal to the
-//   non-streamed message), countTokens, and a 400 and a 401 as the SDK's typed errors.
+//   non-streamed message), countTokens, and a 400 and a 401 as the SDK's typed errors;
+// - the Vercel `ai` SDK with `@ai-sdk/openai-compatible` on /v1/chat/completions: streamText
+//   with a tool, the call arriving with parsed arguments.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -122,6 +124,22 @@ TEST(SdkNpmClients, AnthropicMessages) {
   EXPECT_EQ(v["bad"]["typed"], true);
   EXPECT_EQ(v["unauthorized"]["status"], 401);
   EXPECT_EQ(v["unauthorized"]["typed"], true);
+}
+
+TEST(SdkNpmClients, VercelAiSdkStreamText) {
+  fs::path dir;
+  const std::string spec = "ai@7 @ai-sdk/openai-compatible@3";
+  if (auto why = npm_install("npm-ai-sdk", "@ai-sdk/openai-compatible", spec, dir); !why.empty()) {
+    GTEST_SKIP() << why << ": the Vercel ai SDK client test is skipped";
+  }
+  testing::gateway_harness h;
+  h.backend.reply_with(testing::scripted_reply{.chunks = testing::split_chars(call_text, 3)});
+  const std::string base = "http://127.0.0.1:" + std::to_string(h.gw->port()) + "/v1";
+  const json::value v = run_script("ai_sdk_client.mjs", {base, dir.string()});
+  ASSERT_EQ(v["tool_calls"].size(), 1u) << json::dump(v);
+  EXPECT_EQ(v["tool_calls"][0]["name"], "get_weather");
+  EXPECT_EQ(v["tool_calls"][0]["input"], expected_args);
+  EXPECT_EQ(v["finish_reason"], "tool-calls");
 }
 
 }  // namespace
