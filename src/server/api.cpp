@@ -54,7 +54,8 @@ json::value answer_json(api_kind api, const response_meta& meta, const chat::mes
   switch (api) {
     case api_kind::anthropic_messages:
       return anthropic_message_json(meta, m,
-                                    anthropic_stop_reason(end.reason, end.by_stop_sequence), end.u);
+                                    anthropic_stop_reason(end.reason, !end.stop_sequence.empty()),
+                                    end.u, end.stop_sequence);
     case api_kind::responses:
       return response_object_json(meta, m, end.reason, end.u);
     case api_kind::chat_completions:
@@ -73,6 +74,13 @@ std::unique_ptr<event_writer> make_event_writer(api_kind api, const response_met
       break;
   }
   return std::make_unique<chat_chunks>(meta);
+}
+
+std::string matched_stop_sequence(const chat_call& call, const backend_done& done) {
+  if (done.stop != stop_kind::word || done.stopping_word.empty()) return {};
+  const auto& s = call.stop_sequences;
+  return std::find(s.begin(), s.end(), done.stopping_word) != s.end() ? done.stopping_word
+                                                                      : std::string();
 }
 
 openai_error field_error(const std::string& path, const std::string& message) {

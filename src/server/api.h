@@ -30,7 +30,7 @@ json::value error_json(api_kind api, const openai_error& e);
 // How an answer ended, as every API reports it.
 struct answer_end {
   stream::finish_reason reason = stream::finish_reason::stop;
-  bool by_stop_sequence = false;  // a stop string of the request ended it
+  std::string stop_sequence;  // the request's stop string that ended it, if one did
   usage u;
   bool include_usage = false;  // Chat Completions: stream_options.include_usage
 };
@@ -50,6 +50,10 @@ class event_writer {
   virtual std::string error(const openai_error& e) = 0;
 };
 std::unique_ptr<event_writer> make_event_writer(api_kind api, const response_meta& meta);
+
+// The request's stop string that ended the backend's answer ("" when none of them did: the
+// template's own stops, the end of sequence, or a backend that does not say which).
+std::string matched_stop_sequence(const chat_call& call, const backend_done& done);
 
 // For the translators of other APIs' bodies: a 400 naming the body's JSON path.
 openai_error field_error(const std::string& path, const std::string& message);

@@ -213,6 +213,9 @@ std::optional<backend_error> decode_llamacpp(const json::value& v, decoded& out)
     if (flag("stopped_word")) out.done.stop = stop_kind::word;
     if (flag("stopped_limit")) out.done.stop = stop_kind::limit;
   }
+  if (const auto w = v.find("stopping_word"); w != v.end() && w->is_string()) {
+    out.done.stopping_word = w->get<std::string>();
+  }
   out.done.tokens_predicted = get_int(v, "tokens_predicted");
   out.done.tokens_evaluated = get_int(v, "tokens_evaluated");
   if (const auto tr = v.find("truncated"); tr != v.end() && tr->is_boolean()) {

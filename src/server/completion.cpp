@@ -105,6 +105,7 @@ std::optional<openai_error> parse_chat_json(const json::value& body, chat_call& 
       }
     }
   }
+  out.stop_sequences = p.stop;
   out.stream = present(body, "stream") && body["stream"].get<bool>();
   if (present(body, "stream_options")) {
     const auto& so = body["stream_options"];

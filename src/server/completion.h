@@ -33,6 +33,7 @@ struct chat_call {
   completion_params params;  // prompt and grammar filled by apply_prepared
   bool stream = false;
   bool include_usage = false;
+  std::vector<std::string> stop_sequences;  // the request's own stop strings
 };
 
 // Parses and validates a /v1/chat/completions (or /v1/chat/prepare) body.

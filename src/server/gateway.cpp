@@ -495,8 +495,9 @@ struct gateway::impl {
     current_stats.prompt_tokens = u.prompt_tokens;
     current_stats.completion_tokens = u.completion_tokens;
     const auto meta = detail::new_response_meta(options.server.model_name);
-    const detail::answer_end end{
-        .reason = fin.reason, .by_stop_sequence = outcome.done.stop == stop_kind::word, .u = u};
+    const detail::answer_end end{.reason = fin.reason,
+                                 .stop_sequence = detail::matched_stop_sequence(call, outcome.done),
+                                 .u = u};
     send_json(res, 200, detail::answer_json(current_stats.api, meta, fin.message, end));
   }
 
@@ -611,10 +612,11 @@ struct gateway::impl {
                           .completion_tokens = job.outcome.done.tokens_predicted.value_or(0)};
     current_stats.prompt_tokens = u.prompt_tokens;
     current_stats.completion_tokens = u.completion_tokens;
-    const detail::answer_end end{.reason = fin.reason,
-                                 .by_stop_sequence = job.outcome.done.stop == stop_kind::word,
-                                 .u = u,
-                                 .include_usage = job.call.include_usage};
+    const detail::answer_end end{
+        .reason = fin.reason,
+        .stop_sequence = detail::matched_stop_sequence(job.call, job.outcome.done),
+        .u = u,
+        .include_usage = job.call.include_usage};
     if (!write(events->finish(end))) return false;
     sink.done();
     return true;

@@ -308,7 +308,8 @@ std::string message_id(const response_meta& meta) {
 }  // namespace
 
 json::value anthropic_message_json(const response_meta& meta, const chat::message& m,
-                                   std::string_view stop_reason, const usage& u) {
+                                   std::string_view stop_reason, const usage& u,
+                                   const std::string& stop_sequence) {
   json::value content = json::value::array();
   if (m.reasoning_content && !m.reasoning_content->empty())
     content.push_back(
@@ -318,14 +319,15 @@ json::value anthropic_message_json(const response_meta& meta, const chat::messag
     content.push_back(
         {{"type", "tool_use"}, {"id", c.id}, {"name", c.name}, {"input", input_of(c.arguments)}});
   }
-  return {{"id", message_id(meta)},
-          {"type", "message"},
-          {"role", "assistant"},
-          {"model", meta.model},
-          {"content", std::move(content)},
-          {"stop_reason", stop_reason},
-          {"stop_sequence", nullptr},
-          {"usage", {{"input_tokens", u.prompt_tokens}, {"output_tokens", u.completion_tokens}}}};
+  return {
+      {"id", message_id(meta)},
+      {"type", "message"},
+      {"role", "assistant"},
+      {"model", meta.model},
+      {"content", std::move(content)},
+      {"stop_reason", stop_reason},
+      {"stop_sequence", stop_sequence.empty() ? json::value(nullptr) : json::value(stop_sequence)},
+      {"usage", {{"input_tokens", u.prompt_tokens}, {"output_tokens", u.completion_tokens}}}};
 }
 
 std::string named_sse(std::string_view event, const json::value& data) {
@@ -408,13 +410,16 @@ std::string anthropic_events::delta(const json::value& d) {
 }
 
 std::string anthropic_events::finish(const answer_end& end) {
-  const std::string_view stop_reason = anthropic_stop_reason(end.reason, end.by_stop_sequence);
+  const std::string_view stop_reason =
+      anthropic_stop_reason(end.reason, !end.stop_sequence.empty());
+  const json::value stop_sequence =
+      end.stop_sequence.empty() ? json::value(nullptr) : json::value(end.stop_sequence);
   const usage& u = end.u;
   return close() +
          named_sse(
              "message_delta",
              {{"type", "message_delta"},
-              {"delta", {{"stop_reason", stop_reason}, {"stop_sequence", nullptr}}},
+              {"delta", {{"stop_reason", stop_reason}, {"stop_sequence", stop_sequence}}},
               {"usage",
                {{"input_tokens", u.prompt_tokens}, {"output_tokens", u.completion_tokens}}}}) +
          named_sse("message_stop", {{"type", "message_stop"}});

@@ -29,9 +29,11 @@ json::value anthropic_error_json(const openai_error& e);
 // Anthropic's stop_reason for how the answer ended (by_stop_sequence: a stop string ended it).
 std::string_view anthropic_stop_reason(stream::finish_reason reason, bool by_stop_sequence);
 
-// The message object: id msg_..., content blocks thinking / text / tool_use (input an object).
+// The message object: id msg_..., content blocks thinking / text / tool_use (input an object);
+// stop_sequence: the request's stop string that ended it ("" → null).
 json::value anthropic_message_json(const response_meta& meta, const chat::message& m,
-                                   std::string_view stop_reason, const usage& u);
+                                   std::string_view stop_reason, const usage& u,
+                                   const std::string& stop_sequence = {});
 
 // The stream's events for one response, from OpenAI-shaped deltas: message_start, ping, then
 // content_block_start / content_block_delta (text_delta, thinking_delta, input_json_delta) /

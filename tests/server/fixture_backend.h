@@ -27,6 +27,7 @@ namespace chatpeg::server::testing {
 struct scripted_reply {
   std::vector<std::string> chunks;  // one SSE event per chunk
   std::string stop_type = "eos";    // eos | word | limit | none
+  std::string stopping_word;        // with stop_type word: the stop string reported
   int status = 200;
   std::string raw_body;                // when set: sent verbatim (garbage / error tests)
   std::size_t write_size = 0;          // > 0: raw SSE bytes written in pieces of this size
@@ -304,6 +305,7 @@ class fixture_backend {
     return {{"content", ""},
             {"stop", true},
             {"stop_type", reply.stop_type},
+            {"stopping_word", reply.stopping_word},
             {"tokens_predicted", predicted},
             {"tokens_evaluated", reply.tokens_evaluated},
             {"truncated", false}};

@@ -236,6 +236,54 @@ TEST(MessagesApi, ErrorsInAnthropicsShape) {
   }
 }
 
+// stop_reason stop_sequence only when one of the request's stop strings ended the answer (a
+// template's own end-of-turn stop is end_turn), streamed and not.
+TEST(MessagesApi, StopSequenceOnlyForTheRequestsStops) {
+  gateway_harness h;
+  const std::string body = messages_body(R"(,"stop_sequences":["END"])");
+  struct row {
+    const char* stopping_word;
+    const char* reason;
+    json::value sequence;
+  };
+  const std::vector<row> rows = {{"END", "stop_sequence", "END"},
+                                 {"<|im_end|>", "end_turn", nullptr},
+                                 {"", "end_turn", nullptr}};
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.stopping_word);
+    h.backend.reply_with(
+        scripted_reply{.chunks = {"Done"}, .stop_type = "word", .stopping_word = r.stopping_word});
+    int status = 0;
+    auto whole = h.post_json("/v1/messages", body, &status);
+    ASSERT_EQ(status, 200) << json::dump(whole);
+    EXPECT_EQ(whole["stop_reason"], r.reason);
+    EXPECT_EQ(whole["stop_sequence"], r.sequence);
+    auto stream_body = parse(body);
+    stream_body["stream"] = true;
+    auto [st, text] = h.post("/v1/messages", json::dump(stream_body));
+    ASSERT_EQ(st, 200);
+    const auto events = events_of(text);
+    ASSERT_GE(events.size(), 2u);
+    const auto& delta = events[events.size() - 2].second["delta"];
+    EXPECT_EQ(delta["stop_reason"], r.reason);
+    EXPECT_EQ(delta["stop_sequence"], r.sequence);
+  }
+}
+
+// Hostile sizes: a body over the limit is a 413 in the shape of the API it was sent to.
+TEST(MessagesApi, HugeBodiesAre413InEachApisShape) {
+  gateway_harness h(testing::hermes_template, backend_type::llamacpp, {.max_body_bytes = 4096});
+  const std::string huge = messages_body().substr(0, 40) + std::string(8192, ' ') + "}";
+  auto [st, text] = h.post("/v1/messages", huge);
+  EXPECT_EQ(st, 413);
+  auto v = parse(text);
+  EXPECT_EQ(v["type"], "error") << text;
+  EXPECT_EQ(v["error"]["type"], "request_too_large") << text;
+  auto [rst, rtext] = h.post("/v1/responses", huge);
+  EXPECT_EQ(rst, 413);
+  EXPECT_EQ(parse(rtext)["error"]["code"], "body_too_large") << rtext;
+}
+
 // A backend that fails after the stream started: the stream ends with Anthropic's error event.
 TEST(MessagesApi, BackendFailureMidStreamIsAnErrorEvent) {
   gateway_harness h;

@@ -82,6 +82,7 @@ struct backend_done {
   bool truncated = false;  // the prompt was truncated (llama.cpp)
   std::optional<std::int64_t> tokens_predicted;
   std::optional<std::int64_t> tokens_evaluated;
+  std::string stopping_word;  // llama.cpp: the stop string that ended it (stop == word)
 };
 
 struct backend_outcome {
