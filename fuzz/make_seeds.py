@@ -22,8 +22,9 @@ DICTS = {
     "gbnf_check": ["gbnf"],
     "stream_session": ["markers", "json"],
     "request_adapter": ["json", "schema", "markers"],
+    "api_translate": ["json", "schema"],
 }
-STREAM_CONFIGS = 7  # keep in sync with configs() in stream_session.cpp
+STREAM_CONFIGS = 10  # keep in sync with configs() in stream_session.cpp
 
 
 def write_seed(out_dir, data):

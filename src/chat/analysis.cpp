@@ -137,7 +137,7 @@ analysis analyze(const jinja::program& prog, std::string_view source,
   const format_description* description = options.description;
   description_renders renders;
   if (description || (options.dedicated_rows && !row))
-    renders = render_for_descriptions(renderer, prefer_string_args);
+    renders = render_for_descriptions(renderer, prefer_string_args, ctx.turn_ends);
   std::string why_not;
   marker_bindings bound;
   if (description) {

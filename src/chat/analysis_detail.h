@@ -175,7 +175,9 @@ struct description_renders {
   std::string content_turn;
   std::string call_turn;
 };
-description_renders render_for_descriptions(const probe_renderer& r, bool args_as_string);
+// The call turn is cut at the first end-of-turn marker after the call's name.
+description_renders render_for_descriptions(const probe_renderer& r, bool args_as_string,
+                                            const std::vector<std::string>& turn_ends);
 
 using marker_bindings = std::map<std::string, std::string>;
 // Finds `pattern` in `text`: each unbound ${hole} binds one markup token ("<...>" or "[...]",

@@ -131,12 +131,14 @@ struct gemma {
     return b.rule(c.unique_rule("tool-" + sanitize(name)), b.tag(tag::tool, body));
   }
 
-  // Channel markers after the first reasoning block: a whole block is reasoning, a lone
-  // marker is dropped; with reasoning_format none both stay in content as written.
+  // Channel markers after the first reasoning block: a whole block is reasoning (also one the
+  // output ends in, unclosed, as a stream reads it while it is written), a lone marker is
+  // dropped; with reasoning_format none both stay in content as written.
   parser stray_channel() {
     auto text = b.until_one_of({std::string(channel_close), std::string(channel_open)});
     auto block = lit(channel_open) + b.optional(b.literal("thought")) +
-                 (c.extract_reasoning ? b.reasoning(text) : text) + lit(channel_close);
+                 (c.extract_reasoning ? b.reasoning(text) : text) +
+                 b.choice({lit(channel_close), b.end()});
     auto lone = b.choice({lit(channel_close), lit(channel_open)});
     auto any = b.choice({block, lone});
     return c.extract_reasoning ? any : b.content(any);

@@ -34,7 +34,7 @@ constexpr std::string_view harmony_fragment = R"({
 constexpr std::string_view dsml_fragment = R"({
   "reasoning": {"mode": "tag_based", "start": "<think>", "end": "</think>"},
   "tools": {"format": "tag_with_tagged", "section_start": "${calls_open}\n",
-            "section_end": "${calls_close}", "name_prefix": "${invoke_open} name=\"",
+            "section_end": "${calls_close}${after_calls}", "name_prefix": "${invoke_open} name=\"",
             "name_suffix": "\">\n", "call_end": "${invoke_close}\n",
             "arg_name_prefix": "${param_open} name=\"", "arg_name_suffix": "\" string=\"",
             "arg_value_end": "${param_close}\n", "values": "raw"},
@@ -98,12 +98,16 @@ const std::vector<format_description>& rows() {
                     {"invoke_close", "</｜DSML｜invoke>"},
                     {"param_open", "<｜DSML｜parameter"},
                     {"param_close", "</｜DSML｜parameter>"},
-                    {"family", "｜DSML｜"}},
+                    {"family", "｜DSML｜"},
+                    {"after_calls", ""}},
        .probes = {{probe_render::call_turn,
                    "${calls_open}\n${invoke_open} name=\"XYZZY_FN\">\n${param_open} "
                    "name=\"ARG_QX7\" string=\"true\">VAL_QV3${param_close}\n${invoke_close}\n"
                    "${calls_close}",
-                   true}},
+                   true},
+                  // Markup the template writes right after the calls block (a tool-output
+                  // opener): part of what the turn shows, so part of the block's end.
+                  {probe_render::call_turn, "${calls_close}${after_calls}", false}},
        .fragment = dsml_fragment},
       {.name = "gemma-4",
        .handler = "gemma-4",
@@ -236,7 +240,8 @@ bool bind_pattern(std::string_view pattern, std::string_view text, marker_bindin
   return false;
 }
 
-description_renders render_for_descriptions(const probe_renderer& r, bool args_as_string) {
+description_renders render_for_descriptions(const probe_renderer& r, bool args_as_string,
+                                            const std::vector<std::string>& turn_ends) {
   description_renders out;
   const json::value user = json::value::array({user_message()});
   const auto prompt = r.render(user, true, true);
@@ -250,6 +255,9 @@ description_renders render_for_descriptions(const probe_renderer& r, bool args_a
   out.content_turn = turn(assistant_content());
   out.call_turn = turn(assistant_calls(
       json::value::array({probe_call(probe::fn1, probe::id1, args1(), args_as_string)})));
+  // What the model writes for the call ends where the turn does (after the call's name).
+  const std::size_t name = out.call_turn.find(probe::fn1);
+  out.call_turn = cut_turn_end(out.call_turn, name == std::string::npos ? 0 : name, turn_ends);
   return out;
 }
 

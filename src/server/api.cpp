@@ -83,6 +83,12 @@ std::string matched_stop_sequence(const chat_call& call, const backend_done& don
                                                                       : std::string();
 }
 
+std::string string_or(const json::value& v, const char* key, std::string fallback) {
+  if (!v.is_object()) return fallback;
+  const auto it = v.find(key);
+  return it != v.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
 openai_error field_error(const std::string& path, const std::string& message) {
   return openai_error{.status = 400, .message = message + " (at " + path + ")", .param = path};
 }

@@ -55,6 +55,10 @@ std::unique_ptr<event_writer> make_event_writer(api_kind api, const response_met
 // template's own stops, the end of sequence, or a backend that does not say which).
 std::string matched_stop_sequence(const chat_call& call, const backend_done& done);
 
+// The string member `key` of v, else `fallback` (absent, null, another type, v no object):
+// reading an untrusted body never throws.
+std::string string_or(const json::value& v, const char* key, std::string fallback = {});
+
 // For the translators of other APIs' bodies: a 400 naming the body's JSON path.
 openai_error field_error(const std::string& path, const std::string& message);
 // Appends the object member `key` (a string) to out, or an error naming path.key.

@@ -120,7 +120,7 @@ std::optional<openai_error> translate_messages(const json::value& body, json::va
     const std::string p = json::path_index("$.messages", i);
     const json::value& m = list[i];
     if (!m.is_object()) return field_error(p, "expected an object");
-    const std::string role = m.value("role", "");
+    const std::string role = string_or(m, "role");
     if (role != "user" && role != "assistant")
       return field_error(p + ".role", "expected \"user\" or \"assistant\"");
     if (!m.contains("content")) return field_error(p + ".content", "missing required field");
@@ -389,18 +389,20 @@ std::string anthropic_events::delta(const json::value& d) {
   }
   if (const auto calls = d.find("tool_calls"); calls != d.end() && calls->is_array()) {
     for (const auto& call : *calls) {
-      const std::int64_t index = call.value("index", std::int64_t{0});
-      const json::value fn = call.value("function", json::value::object());
+      const auto idx = call.find("index");
+      const std::int64_t index =
+          idx != call.end() && idx->is_number_integer() ? idx->get<std::int64_t>() : 0;
+      const json::value fn = call.contains("function") ? call["function"] : json::value::object();
       if (call.contains("id") || fn.contains("name")) {
         if (!(open_ == block::tool && tool_index_ == index)) {
           out += open(block::tool, {{"type", "tool_use"},
-                                    {"id", call.value("id", "")},
-                                    {"name", fn.value("name", "")},
+                                    {"id", string_or(call, "id")},
+                                    {"name", string_or(fn, "name")},
                                     {"input", json::value::object()}});
           tool_index_ = index;
         }
       }
-      const std::string args = fn.value("arguments", "");
+      const std::string args = string_or(fn, "arguments");
       if (!args.empty() && open_ == block::tool) {
         block_delta({{"type", "input_json_delta"}, {"partial_json", args}});
       }

@@ -54,7 +54,9 @@ struct input_state {
 std::optional<openai_error> input_item(const json::value& it, const std::string& p,
                                        input_state& st) {
   if (!it.is_object()) return field_error(p, "expected an input item");
-  const std::string type = it.value("type", std::string("message"));
+  if (it.contains("type") && !it["type"].is_string())
+    return field_error(p + ".type", "expected a string");
+  const std::string type = string_or(it, "type", "message");
   if (type == "message") {
     std::string role;
     if (auto e = string_field(it, "role", p, role)) return e;
@@ -107,7 +109,7 @@ std::optional<openai_error> tools_and_choice(const json::value& body, json::valu
       const std::string p = json::path_index("$.tools", i);
       const json::value& t = tools[i];
       if (!t.is_object()) return field_error(p, "expected an object");
-      if (t.value("type", "") != "function")
+      if (string_or(t, "type") != "function")
         return field_error(p + ".type",
                            "only function tools are supported (built-in tools are not)");
       std::string name;
@@ -129,7 +131,7 @@ std::optional<openai_error> tools_and_choice(const json::value& body, json::valu
       if (v != "auto" && v != "required" && v != "none")
         return field_error("$.tool_choice", "expected auto, required, none or a function");
       chat["tool_choice"] = v;
-    } else if (tc.is_object() && tc.value("type", "") == "function" && tc.contains("name") &&
+    } else if (string_or(tc, "type") == "function" && tc.contains("name") &&
                tc["name"].is_string()) {
       chat["tool_choice"] = {{"type", "function"}, {"function", {{"name", tc["name"]}}}};
     } else {
@@ -151,14 +153,14 @@ std::optional<openai_error> text_format(const json::value& body, json::value& ch
   if (!text.is_object()) return field_error("$.text", "expected an object");
   if (!text.contains("format") || text["format"].is_null()) return std::nullopt;
   const json::value& f = text["format"];
-  const std::string type = f.is_object() ? f.value("type", "") : "";
+  const std::string type = string_or(f, "type");
   if (type == "text") return std::nullopt;
   if (type == "json_object") {
     chat["response_format"] = {{"type", "json_object"}};
   } else if (type == "json_schema") {
     if (!f.contains("schema") || !f["schema"].is_object())
       return field_error("$.text.format.schema", "expected an object");
-    json::value js = {{"name", f.value("name", "response")}, {"schema", f["schema"]}};
+    json::value js = {{"name", string_or(f, "name", "response")}, {"schema", f["schema"]}};
     if (f.contains("strict")) js["strict"] = f["strict"];
     chat["response_format"] = {{"type", "json_schema"}, {"json_schema", std::move(js)}};
   } else {
@@ -174,7 +176,7 @@ std::optional<openai_error> responses_to_chat(const json::value& body, json::val
   if (body.contains("previous_response_id") && !body["previous_response_id"].is_null())
     return field_error("$.previous_response_id",
                        "this gateway is stateless: send the whole conversation in input");
-  if (body.value("store", false) == true)
+  if (body.contains("store") && body["store"] == true)
     return field_error("$.store", "this gateway is stateless and stores no responses");
   chat = json::value::object();
   if (body.contains("model")) {
@@ -389,16 +391,18 @@ std::string response_events::delta(const json::value& d) {
   }
   if (const auto calls = d.find("tool_calls"); calls != d.end() && calls->is_array()) {
     for (const auto& call : *calls) {
-      const std::int64_t i = call.value("index", std::int64_t{0});
-      const json::value fn = call.value("function", json::value::object());
+      const auto idx = call.find("index");
+      const std::int64_t i =
+          idx != call.end() && idx->is_number_integer() ? idx->get<std::int64_t>() : 0;
+      const json::value fn = call.contains("function") ? call["function"] : json::value::object();
       if ((call.contains("id") || fn.contains("name")) &&
           !(open_ == item::call && call_index_ == i)) {
-        json::value added = call_item(call.value("id", ""), fn.value("name", ""), "");
+        json::value added = call_item(string_or(call, "id"), string_or(fn, "name"), "");
         added["status"] = "in_progress";
         out += open(item::call, std::move(added));
         call_index_ = i;
       }
-      const std::string args = fn.value("arguments", "");
+      const std::string args = string_or(fn, "arguments");
       if (!args.empty() && open_ == item::call) {
         text_ += args;
         out += event("response.function_call_arguments.delta",

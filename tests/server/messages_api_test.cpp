@@ -91,6 +91,16 @@ TEST(MessagesApi, TranslatesBodies) {
        R"({"max_tokens":1,"messages":[{"role":"user","content":"x"}],"stop_sequences":[1]})",
        "ERROR $.stop_sequences[0]"},
       {"not_an_object", R"([1])", "ERROR $"},
+      // Wrong types never throw: each is a 400 naming the field.
+      {"role_not_string", R"({"max_tokens":1,"messages":[{"role":5,"content":"x"}]})",
+       "ERROR $.messages[0].role"},
+      {"block_type_not_string",
+       R"({"max_tokens":1,"messages":[{"role":"user","content":[{"type":{}}]}]})",
+       "ERROR $.messages[0].content[0]"},
+      {"is_error_not_boolean",
+       R"({"max_tokens":1,"messages":[{"role":"user","content":[
+          {"type":"tool_result","tool_use_id":"a","is_error":"yes"}]}]})",
+       "ERROR $.messages[0].content[0].is_error"},
   };
   testing::check_translations(rows, [](const json::value& b, json::value& chat) {
     return detail::messages_to_chat(b, chat);

@@ -92,6 +92,12 @@ TEST(ResponsesApi, TranslatesBodies) {
       {"bad_tool_choice", R"({"input":"x","tool_choice":"any"})", "ERROR $.tool_choice"},
       {"bad_format", R"({"input":"x","text":{"format":{"type":"yaml"}}})",
        "ERROR $.text.format.type"},
+      // Wrong types never throw: each is a 400 naming the field.
+      {"type_not_string", R"({"input":[{"type":5}]})", "ERROR $.input[0].type"},
+      {"role_not_string", R"({"input":[{"role":["user"],"content":"x"}]})",
+       "ERROR $.input[0].role"},
+      {"tool_type_not_string", R"({"input":"x","tools":[{"type":1}]})", "ERROR $.tools[0].type"},
+      {"format_not_object", R"({"input":"x","text":{"format":7}})", "ERROR $.text.format.type"},
   };
   testing::check_translations(rows, [](const json::value& b, json::value& chat) {
     return detail::responses_to_chat(b, chat);
