@@ -127,5 +127,26 @@ TEST(Metrics, CountsMoveAsRequestsAreMade) {
   EXPECT_EQ(m["chatpeg_requests_in_flight"], 1);  // the /metrics request itself
 }
 
+TEST(Metrics, BackendTimeoutsAreCounted) {
+  gateway_harness h(
+      testing::hermes_template, backend_type::llamacpp, {.metrics = true}, 8,
+      {.connect_timeout = std::chrono::seconds(2), .read_timeout = std::chrono::seconds(1)});
+  h.backend.reply_with(
+      scripted_reply{.chunks = {"late"}, .delay = std::chrono::milliseconds(2500)});
+  EXPECT_EQ(h.post("/v1/chat/completions", R"({"messages":[{"role":"user","content":"x"}]})").first,
+            504);
+  std::map<std::string, double> m;
+  for (int attempt = 0; attempt < 500 && m["chatpeg_backend_timeouts_total"] < 1; ++attempt) {
+    auto c = h.client();
+    auto r = c.Get("/metrics");
+    ASSERT_TRUE(r);
+    m = samples(r->body);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_EQ(m["chatpeg_backend_timeouts_total"], 1);
+  EXPECT_EQ(m["chatpeg_backend_errors_total"], 0);
+  EXPECT_EQ(m["chatpeg_requests_total{endpoint=\"/v1/chat/completions\",status=\"504\"}"], 1);
+}
+
 }  // namespace
 }  // namespace chatpeg::server

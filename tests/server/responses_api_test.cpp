@@ -238,7 +238,9 @@ TEST(ResponsesApi, ErrorsInOpenAIsShape) {
       {responses_body(R"(,"store":true)"), key, 400, "$.store"},
       {responses_body(R"(,"tools":[{"type":"file_search"}])"), key, 400, "$.tools[0].type"},
       {"[1]", key, 400, "$"},
+      {responses_body(), key, 502, nullptr},  // the backend fails
   };
+  h.backend.reply_with(scripted_reply{.status = 500, .raw_body = R"({"error":{"message":"x"}})"});
   for (const auto& r : rows) {
     SCOPED_TRACE(r.body);
     auto res = c.Post("/v1/responses", r.headers, r.body, "application/json");
