@@ -131,14 +131,16 @@ struct gemma {
     return b.rule(c.unique_rule("tool-" + sanitize(name)), b.tag(tag::tool, body));
   }
 
-  // Channel markers after the first reasoning block: a whole block is reasoning (also one the
-  // output ends in, unclosed, as a stream reads it while it is written), a lone marker is
-  // dropped; with reasoning_format none both stay in content as written.
+  // Channel markers after the first reasoning block: a block is reasoning up to its close, or,
+  // left open, up to the next channel marker, call or the end (as a stream reads it while it
+  // is written, so nothing streamed as reasoning is taken back); a lone close is dropped; with
+  // reasoning_format none both stay in content as written.
   parser stray_channel() {
-    auto text = b.until_one_of({std::string(channel_close), std::string(channel_open)});
+    auto text = b.until_one_of({channel_close, channel_open, call_open});
+    auto left_open = b.choice({b.end(), b.peek(lit(channel_open)), b.peek(lit(call_open))});
     auto block = lit(channel_open) + b.optional(b.literal("thought")) +
                  (c.extract_reasoning ? b.reasoning(text) : text) +
-                 b.choice({lit(channel_close), b.end()});
+                 b.choice({lit(channel_close), left_open});
     auto lone = b.choice({lit(channel_close), lit(channel_open)});
     auto any = b.choice({block, lone});
     return c.extract_reasoning ? any : b.content(any);

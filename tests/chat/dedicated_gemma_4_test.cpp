@@ -59,7 +59,10 @@ TEST(dedicated_gemma_4, reasoning_and_stray_channel_markers) {
                 {
                     {"<|channel>thought\nhmm<channel|>Hi", "reasoning='hmm' content='Hi'"},
                     {"<|channel>thought\n<channel|>Hi<channel|>", "reasoning='' content='Hi'"},
-                    {"<|channel><|channel>thought\n<channel|>Hi", "reasoning='\n' content='Hi'"},
+                    {"<|channel><|channel>thought\n<channel|>Hi",
+                     "reasoning='' reasoning='\n' content='Hi'"},
+                    // A block left open ends at the next channel marker or call.
+                    {"<|channel>a<|channel>b<channel|>Hi", "reasoning='a' reasoning='b' content='Hi'"},
                     // A stray block the output ends in, unclosed, is reasoning (as the stream
                     // read it while it was written).
                     {"Hi<|channel>more", "content='Hi' reasoning='more'"},
