@@ -1,5 +1,6 @@
 # chatpeg_add_module(<name> [DEPS <module>...] [PUBLIC_LIBS <target>...])
-# Declares the library target chatpeg_<name> (alias chatpeg::<name>) from src/<name>/*.cpp.
+# Declares the static library target chatpeg_<name> (alias chatpeg::<name>) from
+# src/<name>/*.cpp, its interface headers under src/include/chatpeg/<name>/ (not installed).
 # Only the modules named in DEPS are linked; tools/check_deps.py enforces the same rule on
 # #include lines, so a module cannot reach a module it did not declare.
 # Designated initializers leave option fields at their defaults on purpose.
@@ -26,7 +27,7 @@ function(chatpeg_add_module name)
   add_library(chatpeg_${name} STATIC ${sources})
   add_library(chatpeg::${name} ALIAS chatpeg_${name})
   target_include_directories(chatpeg_${name}
-    PUBLIC ${PROJECT_SOURCE_DIR}/include
+    PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/src/include>
     PRIVATE ${PROJECT_SOURCE_DIR}/src)
   foreach(dep ${ARG_DEPS})
     target_link_libraries(chatpeg_${name} PUBLIC chatpeg::${dep})

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Fails when an #include crosses the module dependency rule of docs/architecture.md.
 
-Each module (a folder under src/, its headers under include/chatpeg/<module>/, its tests
-under tests/<module>/) may include only itself and the modules it declares below. Third-party
-headers are confined too: nlohmann json only in the json module, CLI11 only in cli, httplib
-only in server. Usage: check_deps.py [project root]
+Each module (a folder under src/, its interface headers under src/include/chatpeg/<module>/ —
+the api module's under include/chatpeg/api/, the installed public API — its tests under
+tests/<module>/) may include only itself and the modules it declares below. Third-party
+headers are confined too: nlohmann json only in the json module and the public API (whose
+types use it), CLI11 only in cli, httplib only in server, pybind11 only in python. Usage: check_deps.py [project root]
 """
 import pathlib
 import re
@@ -19,13 +20,16 @@ ALLOWED = {
     "grammar": {"base", "json", "peg"},
     "chat": {"base", "json", "jinja", "peg", "grammar"},
     "stream": {"base", "json", "peg", "chat"},
+    "api": set(LIBRARY),
+    "python": {"api"},
     "server": set(LIBRARY),
     "cli": set(LIBRARY) | {"server"},
     "conformance": set(LIBRARY),  # tests/conformance: end-to-end tests over all modules
 }
 # Third-party headers and the only modules that may include them.
 THIRD_PARTY = {
-    "nlohmann/": {"json"},
+    "nlohmann/": {"json", "api"},
+    "pybind11/": {"python"},
     "CLI/": {"cli"},
     "httplib.h": {"server"},
 }
@@ -34,10 +38,14 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 
 def module_of(path: pathlib.Path, root: pathlib.Path):
     rel = path.relative_to(root).parts
+    if rel[:3] == ("src", "include", "chatpeg") and len(rel) > 4:
+        return rel[3]
     if rel[0] in ("src", "tests") and len(rel) > 2:
         return rel[1]
     if rel[:2] == ("include", "chatpeg") and len(rel) > 3:
         return rel[2]
+    if rel[0] == "include":
+        return "api"  # chatpeg.h (C API), chatpeg/chatpeg.h (umbrella)
     return None
 
 
