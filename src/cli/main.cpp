@@ -2,12 +2,13 @@
 // maps results to the exit codes of the contract (0 ok, 1 input failed, 2 usage error).
 #include <CLI/CLI.hpp>
 
+#include "chatpeg/version.h"
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"chatpeg: chat templates to prompts, grammars and parsers"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "chatpeg 0.1.0");
+  app.set_version_flag("--version", "chatpeg " CHATPEG_VERSION_STRING);
   chatpeg::cli::register_analyze(app);
   chatpeg::cli::register_render(app);
   chatpeg::cli::register_parse(app);
