@@ -1,22 +1,28 @@
 SHELL := /bin/bash
 # chatpeg — two commands for a newcomer on a fresh Debian machine:
-#   make run    installs missing Debian packages, builds (Release), parses the bundled example
-#               output (examples/) into an OpenAI message and streams it as deltas
-#   make test   installs missing Debian packages, builds, runs every test (ctest)
-# Also: make bench (benchmarks), make format, make clean,
+#   make run    installs missing Debian packages, builds the chatpeg command only (Release),
+#               parses the bundled example output (examples/) into an OpenAI message and
+#               streams it as deltas
+#   make test   installs missing Debian packages, builds everything (libchatpeg shared), runs
+#               every test (ctest), installing into a temporary prefix for the examples
+# Also: make install [PREFIX=/usr/local] (headers, libchatpeg, the CLI, CMake package,
+#   chatpeg.pc, the Python package),
+#   make bench (benchmarks), make format, make clean,
 #   make test-sanitize  every test under ASan + UBSan + LeakSanitizer (build-asan)
 #   make fuzz           libFuzzer targets (fuzz/README.md), each run FUZZ_SECONDS (default 60)
 
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
+PREFIX ?= /usr/local
 DEBIAN_PACKAGES := g++ cmake make pkg-config python3 python3-jinja2 \
-  nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libgtest-dev libgmock-dev libbenchmark-dev \
+  pybind11-dev python3-dev python3-pytest
 # Only for `make fuzz` (libFuzzer ships with clang's runtime libraries).
 FUZZ_DEBIAN_PACKAGES := clang libclang-rt-14-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps fuzz-deps configure build run test test-sanitize fuzz bench format clean
+.PHONY: all deps fuzz-deps configure build build-cli run install test test-sanitize fuzz bench format clean
 
 all: build
 
@@ -39,14 +45,20 @@ fuzz-deps:
 	fi
 
 configure: deps
-	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON $(CMAKE_FLAGS) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
+build-cli: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target chatpeg
+
+install: build
+	@cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
 EXAMPLE := --template examples/chatml_tools.jinja --request examples/weather_request.json
 
-run: build
+run: build-cli
 	@echo '$$ chatpeg parse $(EXAMPLE) < examples/weather_output.txt'
 	@$(BUILD_DIR)/src/cli/chatpeg parse $(EXAMPLE) < examples/weather_output.txt
 	@echo
@@ -64,7 +76,8 @@ SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=1:str
 
 test-sanitize: deps
 	@cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
-	  -DCHATPEG_SANITIZE=address,undefined -DCHATPEG_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	  -DCHATPEG_SANITIZE=address,undefined -DCHATPEG_BUILD_BENCH=OFF -DCHATPEG_PYTHON=OFF \
+	  $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(ASAN_DIR) -j $(JOBS)
 	@cd $(ASAN_DIR) && $(SANITIZE_ENV) ctest -j $(JOBS) --output-on-failure 2>&1 | grep -v -E '^ *([0-9]+/[0-9]+ Test +#[0-9]+: .* Passed|Start +[0-9]+: )' ; exit $${PIPESTATUS[0]}
 

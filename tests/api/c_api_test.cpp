@@ -1,0 +1,174 @@
+// The C API (chatpeg.h): the whole flow with JSON strings, every error as a code plus a
+// filled chatpeg_error (message, where), NULL arguments refused, outputs untouched on error,
+// and nothing leaked (run under ASan + LeakSanitizer in `make test-sanitize`).
+#include "chatpeg.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "chatpeg/api/template.h"
+
+namespace {
+
+using chatpeg::api::json;
+
+std::string slurp(const std::string& name) {
+  std::ifstream in(std::string(CHATPEG_SOURCE_DIR) + "/examples/" + name, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct c_string {  // owns a string returned by the C API
+  char* p = nullptr;
+  ~c_string() { chatpeg_free(p); }
+  json parsed() const { return json::parse(p); }
+};
+
+struct c_error {
+  chatpeg_error e = {0, nullptr, nullptr};
+  ~c_error() { chatpeg_error_clear(&e); }
+};
+
+struct template_ptr {
+  chatpeg_template* t = nullptr;
+  ~template_ptr() { chatpeg_template_free(t); }
+};
+
+const std::string kPath = std::string(CHATPEG_SOURCE_DIR) + "/examples/chatml_tools.jinja";
+
+TEST(c_api, version_is_the_header_version) {
+  EXPECT_STREQ(chatpeg_version(), CHATPEG_VERSION_STRING);
+}
+
+TEST(c_api, prepare_parse_and_stream) {
+  template_ptr t;
+  c_error err;
+  ASSERT_EQ(chatpeg_template_from_file(kPath.c_str(), &t.t, &err.e), CHATPEG_OK) << err.e.message;
+  EXPECT_EQ(err.e.message, nullptr);
+  const std::string request = slurp("weather_request.json");
+  const std::string output = slurp("weather_output.txt");
+
+  c_string prepared;
+  ASSERT_EQ(chatpeg_prepare(t.t, request.c_str(), &prepared.p, &err.e), CHATPEG_OK);
+  EXPECT_FALSE(prepared.parsed()["grammar"].get<std::string>().empty());
+
+  c_string message;
+  ASSERT_EQ(chatpeg_parse(t.t, request.c_str(), output.data(), output.size(), &message.p, &err.e),
+            CHATPEG_OK);
+  json m = message.parsed();
+  ASSERT_EQ(m["tool_calls"].size(), 2u);
+
+  for (std::size_t chunk : {1u, 3u, 7u}) {
+    chatpeg_stream* s = nullptr;
+    ASSERT_EQ(chatpeg_stream_new(t.t, request.c_str(), &s, &err.e), CHATPEG_OK);
+    std::string content;
+    std::size_t headers = 0;
+    for (std::size_t at = 0; at < output.size(); at += chunk) {
+      c_string deltas;
+      const std::size_t n = std::min(chunk, output.size() - at);
+      ASSERT_EQ(chatpeg_stream_feed(s, output.data() + at, n, &deltas.p, &err.e), CHATPEG_OK);
+      for (const auto& d : deltas.parsed()) {
+        content += d.value("content", "");
+        for (const auto& c : d.value("tool_calls", json::array())) headers += c.contains("id");
+      }
+    }
+    c_string result;
+    ASSERT_EQ(chatpeg_stream_finish(s, &result.p, &err.e), CHATPEG_OK);
+    json r = result.parsed();
+    for (const auto& d : r["deltas"]) content += d.value("content", "");
+    EXPECT_EQ(r["finish_reason"], "tool_calls");
+    EXPECT_EQ(content, m["content"]) << chunk;
+    EXPECT_EQ(r["message"]["tool_calls"].size(), 2u);
+    EXPECT_EQ(headers, 2u) << chunk;
+    chatpeg_stream_free(s);
+  }
+
+  c_string analysis;
+  ASSERT_EQ(chatpeg_template_analysis(t.t, &analysis.p, &err.e), CHATPEG_OK);
+  EXPECT_TRUE(analysis.parsed().contains("tools"));
+}
+
+TEST(c_api, errors_fill_code_message_and_where) {
+  template_ptr t;
+  ASSERT_EQ(chatpeg_template_from_file(kPath.c_str(), &t.t, nullptr), CHATPEG_OK);
+  c_error err;
+  char* out = reinterpret_cast<char*>(0x1);  // must stay untouched on error
+  chatpeg_template* tout = nullptr;
+  chatpeg_stream* sout = nullptr;
+  struct call {
+    const char* name;
+    std::function<int()> run;
+    int code;
+    const char* where_has;
+  };
+  const call calls[] = {
+      {"missing file",
+       [&] { return chatpeg_template_from_file("/nonexistent.jinja", &tout, &err.e); },
+       CHATPEG_E_IO, "/nonexistent.jinja"},
+      {"template syntax",
+       [&] { return chatpeg_template_from_string("a\n{% for %}", &tout, &err.e); },
+       CHATPEG_E_SYNTAX, "2:"},
+      {"NULL source", [&] { return chatpeg_template_from_string(nullptr, &tout, &err.e); },
+       CHATPEG_E_INVALID_ARGUMENT, "source"},
+      {"request not JSON", [&] { return chatpeg_prepare(t.t, "{\"messages\": [", &out, &err.e); },
+       CHATPEG_E_SYNTAX, "byte"},
+      {"request field", [&] { return chatpeg_prepare(t.t, "{\"messages\": 1}", &out, &err.e); },
+       CHATPEG_E_INVALID_ARGUMENT, "$.messages"},
+      {"NULL template", [&] { return chatpeg_prepare(nullptr, "{}", &out, &err.e); },
+       CHATPEG_E_INVALID_ARGUMENT, "template"},
+      {"NULL output with length",
+       [&] { return chatpeg_parse(t.t, "{\"messages\": []}", nullptr, 3, &out, &err.e); },
+       CHATPEG_E_INVALID_ARGUMENT, "output"},
+      {"NULL request", [&] { return chatpeg_stream_new(t.t, nullptr, &sout, &err.e); },
+       CHATPEG_E_INVALID_ARGUMENT, "request_json"},
+      {"NULL stream", [&] { return chatpeg_stream_feed(nullptr, "x", 1, &out, &err.e); },
+       CHATPEG_E_INVALID_ARGUMENT, "stream"},
+  };
+  for (const auto& c : calls) {
+    EXPECT_EQ(c.run(), c.code) << c.name;
+    EXPECT_EQ(err.e.code, c.code) << c.name;
+    ASSERT_NE(err.e.message, nullptr) << c.name;
+    ASSERT_NE(err.e.where, nullptr) << c.name;
+    EXPECT_NE(std::string(err.e.where).find(c.where_has), std::string::npos)
+        << c.name << ": " << err.e.where << " / " << err.e.message;
+    EXPECT_EQ(out, reinterpret_cast<char*>(0x1)) << c.name;
+    EXPECT_EQ(tout, nullptr) << c.name;
+    EXPECT_EQ(sout, nullptr) << c.name;
+  }
+  // A success clears the reused error.
+  c_string ok;
+  ASSERT_EQ(chatpeg_prepare(t.t, "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}",
+                            &ok.p, &err.e),
+            CHATPEG_OK);
+  EXPECT_EQ(err.e.code, CHATPEG_OK);
+  EXPECT_EQ(err.e.message, nullptr);
+  chatpeg_free(nullptr);
+  chatpeg_error_clear(nullptr);
+  chatpeg_template_free(nullptr);
+  chatpeg_stream_free(nullptr);
+}
+
+TEST(c_api, a_stream_outlives_its_template_and_request) {
+  chatpeg_template* t = nullptr;
+  ASSERT_EQ(chatpeg_template_from_file(kPath.c_str(), &t, nullptr), CHATPEG_OK);
+  std::string request = slurp("weather_request.json");
+  chatpeg_stream* s = nullptr;
+  ASSERT_EQ(chatpeg_stream_new(t, request.c_str(), &s, nullptr), CHATPEG_OK);
+  chatpeg_template_free(t);
+  request.assign(request.size(), ' ');
+  const std::string output = slurp("weather_output.txt");
+  c_string deltas;
+  ASSERT_EQ(chatpeg_stream_feed(s, output.data(), output.size(), &deltas.p, nullptr), CHATPEG_OK);
+  c_string result;
+  ASSERT_EQ(chatpeg_stream_finish(s, &result.p, nullptr), CHATPEG_OK);
+  EXPECT_EQ(result.parsed()["message"]["tool_calls"].size(), 2u);
+  chatpeg_stream_free(s);
+}
+
+}  // namespace
