@@ -13,16 +13,13 @@
 
 #include "chatpeg/api/template.h"
 
+#include "api/example_files.h"
+
 namespace {
 
 using chatpeg::api::json;
 
-std::string slurp(const std::string& name) {
-  std::ifstream in(std::string(CHATPEG_SOURCE_DIR) + "/examples/" + name, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using chatpeg::testing::read_example;
 
 struct c_string {  // owns a string returned by the C API
   char* p = nullptr;
@@ -40,7 +37,7 @@ struct template_ptr {
   ~template_ptr() { chatpeg_template_free(t); }
 };
 
-const std::string kPath = std::string(CHATPEG_SOURCE_DIR) + "/examples/chatml_tools.jinja";
+const std::string kPath = chatpeg::testing::example_path("chatml_tools.jinja");
 
 TEST(c_api, version_is_the_header_version) {
   EXPECT_STREQ(chatpeg_version(), CHATPEG_VERSION_STRING);
@@ -51,8 +48,8 @@ TEST(c_api, prepare_parse_and_stream) {
   c_error err;
   ASSERT_EQ(chatpeg_template_from_file(kPath.c_str(), &t.t, &err.e), CHATPEG_OK) << err.e.message;
   EXPECT_EQ(err.e.message, nullptr);
-  const std::string request = slurp("weather_request.json");
-  const std::string output = slurp("weather_output.txt");
+  const std::string request = read_example("weather_request.json");
+  const std::string output = read_example("weather_output.txt");
 
   c_string prepared;
   ASSERT_EQ(chatpeg_prepare(t.t, request.c_str(), &prepared.p, &err.e), CHATPEG_OK);
@@ -157,12 +154,12 @@ TEST(c_api, errors_fill_code_message_and_where) {
 TEST(c_api, a_stream_outlives_its_template_and_request) {
   chatpeg_template* t = nullptr;
   ASSERT_EQ(chatpeg_template_from_file(kPath.c_str(), &t, nullptr), CHATPEG_OK);
-  std::string request = slurp("weather_request.json");
+  std::string request = read_example("weather_request.json");
   chatpeg_stream* s = nullptr;
   ASSERT_EQ(chatpeg_stream_new(t, request.c_str(), &s, nullptr), CHATPEG_OK);
   chatpeg_template_free(t);
   request.assign(request.size(), ' ');
-  const std::string output = slurp("weather_output.txt");
+  const std::string output = read_example("weather_output.txt");
   c_string deltas;
   ASSERT_EQ(chatpeg_stream_feed(s, output.data(), output.size(), &deltas.p, nullptr), CHATPEG_OK);
   c_string result;

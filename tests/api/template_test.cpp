@@ -11,6 +11,8 @@
 #include <sstream>
 #include <thread>
 
+#include "api/example_files.h"
+
 namespace {
 
 using chatpeg::api::chat_template;
@@ -18,23 +20,18 @@ using chatpeg::api::error;
 using chatpeg::api::error_code;
 using chatpeg::api::json;
 
-std::string slurp(const std::string& name) {
-  std::ifstream in(std::string(CHATPEG_SOURCE_DIR) + "/examples/" + name, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using chatpeg::testing::read_example;
 
 const chat_template& example_template() {
   static const chat_template t =
-      chat_template::from_file(std::string(CHATPEG_SOURCE_DIR) + "/examples/chatml_tools.jinja");
+      chat_template::from_file(chatpeg::testing::example_path("chatml_tools.jinja"));
   return t;
 }
 json example_request() {
-  return json::parse(slurp("weather_request.json"));
+  return json::parse(read_example("weather_request.json"));
 }
 std::string example_output() {
-  return slurp("weather_output.txt");
+  return read_example("weather_output.txt");
 }
 
 // Concatenates deltas into a message: content, reasoning, per-index name and arguments.
