@@ -14,7 +14,9 @@ prefix=$tmp/prefix
 fail() { echo "install_test: $*" >&2; exit 1; }
 
 cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" || { cat "$tmp/install.log"; fail "install failed"; }
-"$prefix/bin/chatpeg" --version | grep -qx "chatpeg $version" || fail "chatpeg --version is not $version"
+# (pipelines into grep -q would fail under pipefail when grep stops reading early: files instead)
+"$prefix/bin/chatpeg" --version >"$tmp/version.out"
+grep -qx "chatpeg $version" "$tmp/version.out" || fail "chatpeg --version is not $version"
 for h in chatpeg.h chatpeg/chatpeg.h chatpeg/version.h chatpeg/api/template.h chatpeg/api/error.h; do
   [ -f "$prefix/include/$h" ] || fail "header $h not installed"
 done
@@ -49,8 +51,10 @@ expect_message "$tmp/c.out" "C example"
 # A shared libchatpeg: versioned SONAME, only chatpeg symbols exported, the examples use it.
 so=$(find "$libdir" -maxdepth 1 -name 'libchatpeg.so.*' | head -n 1)
 if [ -n "$so" ]; then
-  readelf -d "$so" | grep -q "SONAME.*\[libchatpeg.so.${version%%.*}\]" || fail "SONAME of $so"
-  LD_LIBRARY_PATH="$libdir" ldd "$tmp/c_example" | grep -q "$libdir/libchatpeg.so" ||
+  readelf -d "$so" >"$tmp/dynamic"
+  grep -q "SONAME.*\[libchatpeg.so.${version%%.*}\]" "$tmp/dynamic" || fail "SONAME of $so"
+  LD_LIBRARY_PATH="$libdir" ldd "$tmp/c_example" >"$tmp/ldd"
+  grep -q "$libdir/libchatpeg.so" "$tmp/ldd" ||
     fail "C example is not linked against the installed shared library"
   nm -D --defined-only "$so" | awk '{ $1 = ""; $2 = ""; sub(/^  /, ""); print }' | c++filt >"$tmp/syms"
   others=$(grep -v -E '^(chatpeg_[a-z_]+|(typeinfo for |typeinfo name for |vtable for )?chatpeg::api::.*)$' "$tmp/syms" || true)
