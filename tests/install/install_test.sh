@@ -5,9 +5,10 @@
 # For a shared libchatpeg it also checks the SONAME and that `nm -D --defined-only` lists only
 # chatpeg symbols: the C API (chatpeg_*) and the C++ API (chatpeg::api::*, with its typeinfo
 # and vtables). Everything else the library is built from stays local (cmake/chatpeg.map).
-# Usage: install_test.sh BUILD_DIR SOURCE_DIR VERSION PYTHON(ON|OFF) PYTHON_EXE
+# In a sanitizer build (static) the examples are built with the same -fsanitize flags.
+# Usage: install_test.sh BUILD_DIR SOURCE_DIR VERSION PYTHON(ON|OFF) PYTHON_EXE [SANITIZE]
 set -euo pipefail
-build=$1 src=$2 version=$3 python=$4 python_exe=$5
+build=$1 src=$2 version=$3 python=$4 python_exe=$5 sanitize=${6:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
@@ -25,6 +26,8 @@ done
 pc=$(find "$prefix" -name chatpeg.pc)
 [ -n "$pc" ] || fail "chatpeg.pc not installed"
 libdir=$(dirname "$(dirname "$pc")")
+extra=()
+if [ -n "$sanitize" ]; then extra=("-fsanitize=$sanitize" -fno-sanitize-recover=all); fi
 
 expect_message() {  # the bundled output holds two get_weather calls
   grep -q '"finish_reason":"tool_calls"' "$1" || fail "$2: no tool_calls finish in $(cat "$1")"
@@ -33,7 +36,7 @@ expect_message() {  # the bundled output holds two get_weather calls
 
 # C++ through the CMake package.
 cmake -S "$src/examples/cpp" -B "$tmp/cpp" -DCMAKE_PREFIX_PATH="$prefix" \
-  >"$tmp/cpp.log" 2>&1 || { cat "$tmp/cpp.log"; fail "find_package(chatpeg) failed"; }
+  -DCMAKE_CXX_FLAGS="${extra[*]}" >"$tmp/cpp.log" 2>&1 || { cat "$tmp/cpp.log"; fail "find_package(chatpeg) failed"; }
 cmake --build "$tmp/cpp" >>"$tmp/cpp.log" 2>&1 || { cat "$tmp/cpp.log"; fail "C++ example did not build"; }
 "$tmp/cpp/parse_example" "$src/examples" >"$tmp/cpp.out" ||
   { cat "$tmp/cpp.out"; fail "C++ example failed"; }
@@ -43,7 +46,7 @@ grep -q "chatpeg $version: prompt" "$tmp/cpp.out" || fail "C++ example: $(cat "$
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
 [ "$(pkg-config --modversion chatpeg)" = "$version" ] || fail "pkg-config version"
 # shellcheck disable=SC2046
-cc -std=c99 -Wall -Wextra -Werror -pedantic "$src/examples/c/stream_example.c" \
+cc -std=c99 -Wall -Wextra -Werror -pedantic "${extra[@]}" "$src/examples/c/stream_example.c" \
   $(pkg-config --cflags --libs chatpeg) -o "$tmp/c_example" || fail "C example did not build"
 LD_LIBRARY_PATH="$libdir" "$tmp/c_example" "$src/examples" >"$tmp/c.out" || { cat "$tmp/c.out"; fail "C example failed"; }
 expect_message "$tmp/c.out" "C example"
