@@ -183,6 +183,20 @@ TEST(api_template, one_template_is_shared_by_threads_parsing_at_once) {
   EXPECT_EQ(agreed.load(), 80);
 }
 
+TEST(api_template, every_error_code_has_its_name) {
+  const std::pair<error_code, const char*> rows[] = {
+      {error_code::invalid_argument, "invalid_argument"},
+      {error_code::syntax_error, "syntax_error"},
+      {error_code::no_match, "no_match"},
+      {error_code::limit_exceeded, "limit_exceeded"},
+      {error_code::unsupported, "unsupported"},
+      {error_code::io_error, "io_error"},
+      {error_code::template_error, "template_error"},
+      {error_code::analysis_failed, "analysis_failed"},
+      {error_code::internal_error, "internal_error"}};
+  for (const auto& [code, name] : rows) EXPECT_EQ(chatpeg::api::error_code_name(code), name);
+}
+
 TEST(api_template, version_macros_agree) {
   EXPECT_EQ(std::string(CHATPEG_VERSION_STRING), std::to_string(CHATPEG_VERSION_MAJOR) + "." +
                                                      std::to_string(CHATPEG_VERSION_MINOR) + "." +
