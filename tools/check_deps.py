@@ -5,7 +5,7 @@ Each module (a folder under src/, its interface headers under src/include/chatpe
 the api module's under include/chatpeg/api/, the installed public API — its tests under
 tests/<module>/) may include only itself and the modules it declares below. Third-party
 headers are confined too: nlohmann json only in the json module and the public API (whose
-types use it), CLI11 only in cli, httplib only in server, pybind11 only in python. Usage: check_deps.py [project root]
+types use it), CLI11 only in cli, httplib only in server, pybind11 only in python, PCRE2 only in response. Usage: check_deps.py [project root]
 """
 import pathlib
 import re
@@ -20,11 +20,12 @@ ALLOWED = {
     "grammar": {"base", "json", "peg"},
     "chat": {"base", "json", "jinja", "peg", "grammar"},
     "stream": {"base", "json", "peg", "chat"},
+    "response": {"base", "json", "chat", "stream"},
     "api": set(LIBRARY),
     "python": {"api"},
-    "server": set(LIBRARY),
-    "cli": set(LIBRARY) | {"server"},
-    "conformance": set(LIBRARY),  # tests/conformance: end-to-end tests over all modules
+    "server": set(LIBRARY) | {"response"},
+    "cli": set(LIBRARY) | {"server", "response"},
+    "conformance": set(LIBRARY) | {"response"},  # tests/conformance: end-to-end tests over all modules
 }
 # Third-party headers and the only modules that may include them.
 THIRD_PARTY = {
@@ -32,6 +33,7 @@ THIRD_PARTY = {
     "pybind11/": {"python"},
     "CLI/": {"cli"},
     "httplib.h": {"server"},
+    "pcre2.h": {"response"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 

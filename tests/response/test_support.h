@@ -1,0 +1,45 @@
+// Helpers of the response module's tests: a template from JSON text (failing the test when it
+// does not load) and the note's small ChatML example template.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "chatpeg/response/response.h"
+
+namespace chatpeg::response::testing {
+
+inline template_ptr load(const std::string& text) {
+  auto j = json::parse(text);
+  EXPECT_TRUE(j) << text;
+  if (!j) return nullptr;
+  auto t = response_template::from_json(*j);
+  EXPECT_TRUE(t) << (t ? "" : t.error().to_string());
+  return t ? *t : nullptr;
+}
+
+inline json::value js(const std::string& text) {
+  auto j = json::parse(text);
+  EXPECT_TRUE(j) << text;
+  return j ? *j : json::value();
+}
+
+// JSON equality with objects compared as unordered maps (as Python compares dicts).
+inline bool same(const json::value& a, const json::value& b) {
+  return nlohmann::json::parse(a.dump()) == nlohmann::json::parse(b.dump());
+}
+
+// Reasoning, repeated JSON tool calls and implicit content closed by the end-of-turn marker.
+inline const char* chatml_template() {
+  return R"({"defaults": {"role": "assistant"},
+   "start_anchor": "<|im_start|>assistant\n",
+   "fields": {
+     "reasoning_content": {"open": "<think>", "close": "</think>"},
+     "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": true,
+                    "content": "json", "transform": {"type": "function", "function": "{content}"}},
+     "content": {"close": "<|im_end|>"}}})";
+}
+
+}  // namespace chatpeg::response::testing
