@@ -23,6 +23,7 @@ DICTS = {
     "stream_session": ["markers", "json"],
     "request_adapter": ["json", "schema", "markers"],
     "api_translate": ["json", "schema"],
+    "response_template": ["json", "markers"],
 }
 STREAM_CONFIGS = 10  # keep in sync with configs() in stream_session.cpp
 
