@@ -1,0 +1,196 @@
+// The writer: a response template that reads a chat template's output as chatpeg's analysis
+// describes it. Reasoning becomes an explicit region, content the implicit field (or a region
+// when the template wraps it), tool calls one repeating region whose delimiters fold the
+// section markers into regexes (regions are flat), with a JSON, or xml-inline body and a
+// transform to the standard call shape. The start anchor is the generation prompt up to the
+// reasoning marker it opens, so a prompt that opens reasoning puts the output in it. What the
+// v1 format cannot say is errc::unsupported with the reason, never a template that misparses.
+#include <string>
+
+#include "chatpeg/response/response.h"
+
+namespace chatpeg::response {
+namespace {
+
+using base::errc;
+
+base::error unsupported(std::string why) {
+  return base::make_error(errc::unsupported,
+                          "no response template can describe this format: " + std::move(why));
+}
+
+// A literal inside a regex.
+std::string escape(std::string_view literal) {
+  std::string out;
+  for (char c : literal) {
+    if (std::string_view("\\^$.|?*+()[]{}/").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string optional_part(std::string_view literal) {
+  return literal.empty() ? std::string() : "(?:" + escape(literal) + ")?";
+}
+
+bool is_identifier(std::string_view s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  for (char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  }
+  return true;
+}
+
+json::value call_shape(const std::string& name, const std::string& arguments) {
+  json::value fn = json::value::object();
+  fn["name"] = name;
+  fn["arguments"] = arguments;
+  json::value call = json::value::object();
+  call["type"] = "function";
+  call["function"] = std::move(fn);
+  return call;
+}
+
+// The open and close delimiters of one call: section markers optional around the call's.
+void call_delimiters(const chat::tool_syntax& t, std::string open_tail, json::value& field) {
+  const std::string& call_start = t.call_start.empty() ? t.section_start : t.call_start;
+  const std::string section = t.call_start.empty() ? std::string() : t.section_start;
+  field["open_pattern"] = optional_part(section) + escape(call_start) + open_tail;
+  std::string close = t.args_end + (t.call_end.empty() ? t.section_end : t.call_end);
+  if (!close.empty()) {
+    field["close_pattern"] =
+        escape(close) + (t.call_end.empty() ? std::string() : optional_part(t.section_end));
+  }
+}
+
+base::result<json::value> json_native_field(const chat::tool_syntax& t) {
+  if (t.call_start.empty() && t.section_start.empty()) {
+    return unsupported("JSON tool calls without an opening marker");
+  }
+  if (t.function_name_as_key) return unsupported("the function name is a JSON key");
+  if (!is_identifier(t.name_key) || !is_identifier(t.arguments_key)) {
+    return unsupported("JSON keys that a placeholder cannot name");
+  }
+  json::value field = json::value::object();
+  call_delimiters(t, "", field);
+  field["repeats"] = true;
+  field["content"] = "json";
+  if (t.array_wrapped) {
+    field["transform_each"] = true;
+    field["transform"] = call_shape("{" + t.name_key + "}", "{" + t.arguments_key + "}");
+  } else {
+    field["transform"] =
+        call_shape("{content." + t.name_key + "}", "{content." + t.arguments_key + "}");
+  }
+  return field;
+}
+
+// "<function=" NAME ">" …: the name between its markers, and an id after it when there is one.
+std::string name_part(const chat::tool_syntax& t) {
+  std::string s = escape(t.name_prefix) + R"((?P<name>[^\s<>"{}\[\]:]+?))";
+  if (t.id_pos == chat::id_position::after_name && !t.id_prefix.empty()) {
+    s += "(?:" + escape(t.id_prefix) + R"([^\s<>"{}]*?)" + escape(t.id_suffix) + ")?";
+  }
+  return s + escape(t.name_suffix);
+}
+
+base::result<json::value> tagged_field(const chat::tool_syntax& t) {
+  if (t.name_suffix.empty() && t.args_start.empty() && t.id_pos != chat::id_position::after_name) {
+    return unsupported("nothing marks the end of the function name");
+  }
+  json::value field = json::value::object();
+  call_delimiters(t, name_part(t) + escape(t.args_start), field);
+  field["repeats"] = true;
+  field["transform"] = call_shape("{name}", "{content}");
+  if (t.format == chat::tool_format::tag_with_json) {
+    field["content"] = "json";
+    return field;
+  }
+  if (t.values == chat::value_syntax::python)
+    return unsupported("argument values are Python literals");
+  if (t.arg_name_prefix.empty() || t.arg_value_end.empty()) {
+    return unsupported("tagged arguments without their own markers");
+  }
+  json::value args = json::value::object();
+  args["tag_pattern"] = escape(t.arg_name_prefix) + R"((?P<key>[^\s<>"]+?))" +
+                        escape(t.arg_name_suffix) + "(?P<value>.*?)" + escape(t.arg_value_end);
+  json::value vp = json::value::object();
+  if (t.values == chat::value_syntax::json) {
+    vp["name"] = "json";
+    vp["args"] = json::value::object({{"allow_non_json", true}});
+  } else {  // raw strings; other types come from the tool's schema (casting)
+    vp["name"] = "text";
+    vp["args"] = json::value::object({{"strip", false}});
+  }
+  args["value_parser"] = std::move(vp);
+  field["content"] = "xml-inline";
+  field["content_args"] = std::move(args);
+  return field;
+}
+
+base::result<std::optional<json::value>> tool_field(const chat::analysis& a) {
+  const auto& t = a.tools;
+  switch (t.format) {
+    case chat::tool_format::none:
+      return std::optional<json::value>();
+    case chat::tool_format::json_native: {
+      if (t.pythonic) return unsupported("calls are Python expressions");
+      auto f = json_native_field(t);
+      if (!f) return std::move(f).error();
+      return std::optional<json::value>(std::move(*f));
+    }
+    case chat::tool_format::tag_with_json:
+    case chat::tool_format::tag_with_tagged: {
+      auto f = tagged_field(t);
+      if (!f) return std::move(f).error();
+      return std::optional<json::value>(std::move(*f));
+    }
+  }
+  return std::optional<json::value>();
+}
+
+}  // namespace
+
+base::result<json::value> write_template(const chat::analysis& a,
+                                         std::string_view generation_prompt) {
+  if (!a.handler.empty()) {
+    return unsupported("the dedicated format \"" + a.handler +
+                       "\" is read by its own parser (channels or markers beyond v1 fields)");
+  }
+  if (a.tools.pythonic) return unsupported("calls are Python expressions");
+  json::value out = json::value::object();
+  out["version"] = 1;
+  out["defaults"] = json::value::object({{"role", "assistant"}});
+  std::string anchor(generation_prompt);
+  const auto& r = a.reasoning;
+  if (r.mode != chat::reasoning_mode::none && !r.start.empty()) {
+    if (const auto at = anchor.rfind(r.start); at != std::string::npos) anchor.resize(at);
+  }
+  if (anchor.empty()) return unsupported("the generation prompt gives no start anchor");
+  out["start_anchor"] = anchor;
+  json::value fields = json::value::object();
+  if (r.mode != chat::reasoning_mode::none && !r.end.empty()) {
+    if (r.start.empty()) return unsupported("reasoning has an end marker but no start marker");
+    fields["reasoning_content"] = json::value::object({{"open", r.start}, {"close", r.end}});
+  }
+  auto tools = tool_field(a);
+  if (!tools) return std::move(tools).error();
+  if (*tools) fields["tool_calls"] = std::move(**tools);
+  json::value content = json::value::object();
+  if (!a.content.start.empty()) {
+    content["open"] = a.content.start;
+    if (!a.content.end.empty()) content["close"] = a.content.end;
+  }
+  fields["content"] = std::move(content);
+  out["fields"] = std::move(fields);
+  // What is written must load: a malformed result is a bug here, not the user's.
+  if (auto check = response_template::from_json(out); !check) {
+    auto e = std::move(check).error();
+    e.code = errc::internal_error;
+    e.message = "the written response template does not load: " + e.message;
+    return e;
+  }
+  return out;
+}
+
+}  // namespace chatpeg::response

@@ -1,0 +1,162 @@
+// The writer over hand-built analyses with invented markers, one per format class: the written
+// template loads and reads an output of that format back to the expected dict; formats the v1
+// format cannot express are errc::unsupported.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "chatpeg/response/response.h"
+#include "test_support.h"
+
+namespace chatpeg::response {
+namespace {
+
+using testing::js;
+
+chat::analysis with_reasoning() {
+  chat::analysis a;
+  a.reasoning = {
+      .mode = chat::reasoning_mode::tag_based, .start = "[[think]]", .end = "[[/think]]"};
+  return a;
+}
+
+struct writer_case {
+  const char* name;
+  std::function<void(chat::analysis&)> shape;
+  const char* generation_prompt;
+  const char* output;
+  const char* want;
+};
+
+const char* kTools = R"([{"type": "function", "function": {"name": "get_weather", "parameters": {
+  "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}])";
+
+const writer_case kCases[] = {
+    {"json calls in their own markers",
+     [](chat::analysis& a) {
+       a.tools.format = chat::tool_format::json_native;
+       a.tools.call_start = "<call>";
+       a.tools.call_end = "</call>";
+     },
+     "~~bot~~\n[[think]]\n",
+     "plan[[/think]]Sure.<call>{\"name\": \"get_weather\", \"arguments\": "
+     "{\"city\": \"Oslo\"}}</call>",
+     R"({"role":"assistant","reasoning_content":"plan","content":"Sure.","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":{"city":"Oslo"}}}]})"},
+    {"an array of calls in a section with other keys",
+     [](chat::analysis& a) {
+       a.tools.format = chat::tool_format::json_native;
+       a.tools.section_start = "@@[";
+       a.tools.section_end = "]@@";
+       a.tools.array_wrapped = true;
+       a.tools.name_key = "tool";
+       a.tools.arguments_key = "params";
+     },
+     "~~bot~~\n",
+     "@@[[{\"tool\": \"get_weather\", \"params\": {\"city\": \"A\"}}, {\"tool\": "
+     "\"get_weather\", \"params\": {\"days\": 2}}]]@@",
+     R"({"role":"assistant","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":{"city":"A"}}},{"type":"function","function":{"name":"get_weather","arguments":{"days":2}}}]})"},
+    {"name in markers, JSON arguments, optional section",
+     [](chat::analysis& a) {
+       a.tools.format = chat::tool_format::tag_with_json;
+       a.tools.section_start = "%CALLS%";
+       a.tools.section_end = "%END%";
+       a.tools.call_start = "<<";
+       a.tools.name_prefix = "fn:";
+       a.tools.name_suffix = ">>";
+       a.tools.call_end = "<</>>";
+     },
+     "~~bot~~\n", "x %CALLS%<<fn:get_weather>>{\"city\": \"B\"}<</>><<fn:get_weather>>{}<</>>%END%",
+     R"({"role":"assistant","content":"x","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":{"city":"B"}}},{"type":"function","function":{"name":"get_weather","arguments":{}}}]})"},
+    {"tagged raw arguments typed by the schema",
+     [](chat::analysis& a) {
+       a.tools.format = chat::tool_format::tag_with_tagged;
+       a.tools.call_start = "{{call ";
+       a.tools.name_suffix = "}}\n";
+       a.tools.call_end = "{{/call}}";
+       a.tools.arg_name_prefix = "(";
+       a.tools.arg_name_suffix = ")=";
+       a.tools.arg_value_end = ";\n";
+       a.tools.values = chat::value_syntax::raw;
+     },
+     "~~bot~~\n", "{{call get_weather}}\n(city)=New York;\n(days)=3;\n{{/call}}",
+     R"({"role":"assistant","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":{"city":"New York","days":3}}}]})"},
+    {"wrapped content", [](chat::analysis& a) { a.content = {.start = "<ans>", .end = "</ans>"}; },
+     "~~bot~~\n", "noise<ans> the answer </ans>", R"({"role":"assistant","content":"the answer"})"},
+};
+
+TEST(ResponseWriter, WrittenTemplatesReadTheirFormat) {
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.name);
+    chat::analysis a = with_reasoning();
+    c.shape(a);
+    auto written = write_template(a, c.generation_prompt);
+    ASSERT_TRUE(written) << written.error().to_string();
+    auto t = response_template::from_json(*written);
+    ASSERT_TRUE(t) << t.error().to_string();
+    parse_options o;
+    o.prefix = std::string("<prompt>") + c.generation_prompt;
+    o.tools = js(kTools);
+    auto got = parse(**t, c.output, o);
+    ASSERT_TRUE(got) << got.error().to_string() << "\n" << written->dump();
+    EXPECT_TRUE(testing::same(*got, js(c.want))) << got->dump() << "\n" << written->dump();
+  }
+}
+
+TEST(ResponseWriter, MarkersAreEscapedInPatterns) {
+  chat::analysis a;
+  a.tools.format = chat::tool_format::json_native;
+  a.tools.call_start = "[TOOL.CALL(*)]";
+  a.tools.call_end = "$";
+  auto written = write_template(a, "A:");
+  ASSERT_TRUE(written) << written.error().to_string();
+  auto t = response_template::from_json(*written);
+  ASSERT_TRUE(t);
+  auto got = parse(**t, "[TOOLxCALL(*)]{} [TOOL.CALL(*)]{\"name\": \"f\", \"arguments\": {}}$");
+  ASSERT_TRUE(got) << got.error().to_string();
+  EXPECT_EQ((*got)["tool_calls"].size(), 1u);
+  EXPECT_EQ((*got)["content"], "[TOOLxCALL(*)]{}");
+}
+
+TEST(ResponseWriter, InexpressibleFormatsAreUnsupported) {
+  const std::pair<const char*, std::function<void(chat::analysis&)>> rows[] = {
+      {"pythonic",
+       [](chat::analysis& a) {
+         a.tools.format = chat::tool_format::json_native;
+         a.tools.pythonic = true;
+       }},
+      {"python values",
+       [](chat::analysis& a) {
+         a.tools.format = chat::tool_format::tag_with_tagged;
+         a.tools.call_start = "<c=";
+         a.tools.name_suffix = ">";
+         a.tools.arg_name_prefix = "<a=";
+         a.tools.arg_name_suffix = ">";
+         a.tools.arg_value_end = "</a>";
+         a.tools.values = chat::value_syntax::python;
+       }},
+      {"dedicated handler", [](chat::analysis& a) { a.handler = "gpt-oss"; }},
+      {"name as key",
+       [](chat::analysis& a) {
+         a.tools.format = chat::tool_format::json_native;
+         a.tools.call_start = "<c>";
+         a.tools.function_name_as_key = true;
+       }},
+      {"bare JSON calls",
+       [](chat::analysis& a) { a.tools.format = chat::tool_format::json_native; }},
+      {"reasoning without a start", [](chat::analysis& a) { a.reasoning.start.clear(); }},
+  };
+  for (const auto& [name, shape] : rows) {
+    SCOPED_TRACE(name);
+    chat::analysis a = with_reasoning();
+    shape(a);
+    auto written = write_template(a, "~~bot~~\n");
+    ASSERT_FALSE(written) << written->dump();
+    EXPECT_EQ(written.error().code, base::errc::unsupported);
+  }
+  auto no_anchor = write_template(chat::analysis{}, "");
+  ASSERT_FALSE(no_anchor);
+  EXPECT_EQ(no_anchor.error().code, base::errc::unsupported);
+}
+
+}  // namespace
+}  // namespace chatpeg::response
