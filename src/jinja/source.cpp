@@ -55,6 +55,12 @@ class gguf_reader {
       if (!str(key) || !u32(type)) return fail("truncated GGUF metadata");
       bool is_tmpl =
           key == "tokenizer.chat_template" || key.rfind("tokenizer.chat_template.", 0) == 0;
+      if (key == "tokenizer.response_template" && type == 8) {
+        if (!str(out.response_template, opts_.max_template_bytes)) {
+          return fail("bad response template string in GGUF");
+        }
+        continue;
+      }
       if (is_tmpl && type == 8) {
         std::string name = key == "tokenizer.chat_template" ? "default" : key.substr(24);
         std::string text;
@@ -268,6 +274,12 @@ base::result<template_source> template_from_tokenizer_config(const json::value& 
     } else if (t->is_object() && t->contains("content") && (*t)["content"].is_string()) {
       out.special_tokens[field] = (*t)["content"];
     }
+  }
+  if (auto rt = config.find("response_template"); rt != config.end()) {
+    out.response_template = json::dump(*rt);
+  } else if (config.contains("response_schema")) {
+    out.response_template =
+        json::dump(json::value::object({{"response_schema", config["response_schema"]}}));
   }
   return out;
 }

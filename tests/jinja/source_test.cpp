@@ -32,6 +32,25 @@ TEST(JinjaSource, TokenizerConfigString) {
   EXPECT_EQ(r->special_tokens["eos_token"], "</s>");
 }
 
+TEST(JinjaSource, TokenizerConfigResponseTemplate) {
+  auto r = template_from_tokenizer_config(parse_json(
+      R"({"chat_template": "x", "response_template": {"start_anchor": "A", "fields": {}}})"));
+  ASSERT_TRUE(r.has_value()) << r.error().to_string();
+  auto rt = json::parse(r->response_template);
+  ASSERT_TRUE(rt.has_value());
+  EXPECT_EQ((*rt)["start_anchor"], "A");
+  // The older format is carried under its own key, so that the reader can name it.
+  auto s = template_from_tokenizer_config(
+      parse_json(R"({"chat_template": "x", "response_schema": {"type": "object"}})"));
+  ASSERT_TRUE(s.has_value());
+  auto sj = json::parse(s->response_template);
+  ASSERT_TRUE(sj.has_value());
+  EXPECT_TRUE(sj->contains("response_schema"));
+  auto none = template_from_tokenizer_config(parse_json(R"({"chat_template": "x"})"));
+  ASSERT_TRUE(none.has_value());
+  EXPECT_TRUE(none->response_template.empty());
+}
+
 TEST(JinjaSource, TokenizerConfigNamedList) {
   json::value cfg = parse_json(R"({"chat_template": [{"name": "default", "template": "D"},
       {"name": "tool_use", "template": "T"}], "bos_token": null})");
@@ -83,7 +102,7 @@ std::string sample_gguf() {
   g.u32(0x46554747u);
   g.u32(3);
   g.u64(0);
-  g.u64(7);
+  g.u64(8);
   g.kv_str("general.name", "tiny");
   g.str("general.some_floats");  // an array of f32 to skip
   g.u32(9);
@@ -101,6 +120,7 @@ std::string sample_gguf() {
   g.kv_u32("tokenizer.ggml.eos_token_id", 2);
   g.kv_str("tokenizer.chat_template", "{{ messages }}");
   g.kv_str("tokenizer.chat_template.tool_use", "TOOLS");
+  g.kv_str("tokenizer.response_template", R"({"fields": {"content": {}}})");
   return g.out;
 }
 
@@ -112,6 +132,7 @@ TEST(JinjaSource, GgufMetadata) {
   EXPECT_EQ(r->special_tokens["bos_token"], "<|begin|>");
   EXPECT_EQ(r->special_tokens["eos_token"], "<|end|>");
   EXPECT_EQ(r->variants, (std::vector<std::string>{"default", "tool_use"}));
+  EXPECT_EQ(r->response_template, R"({"fields": {"content": {}}})");
   auto t = template_from_gguf(bytes, {.name = "tool_use"});
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->source, "TOOLS");

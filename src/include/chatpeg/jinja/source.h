@@ -29,6 +29,10 @@ struct template_source {
   std::string name;                   // the variant that was chosen ("default", ...)
   std::vector<std::string> variants;  // every variant the file offers
   json::value special_tokens = json::value::object();  // {"bos_token": ..., "eos_token": ...}
+  // The Hugging Face response template shipped beside it, as JSON text: tokenizer_config's
+  // "response_template" (an older "response_schema" as {"response_schema": ...}), GGUF's
+  // tokenizer.response_template. Empty when there is none.
+  std::string response_template;
 };
 
 base::result<template_source> load_template_source(const std::string& path,
