@@ -97,7 +97,8 @@ void register_grammar(CLI::App& app) {
   auto args = std::make_shared<grammar_args>();
   CLI::App* sub = app.add_subcommand(
       "grammar", "GBNF grammars: of a chat request, or check a grammar and an input");
-  sub->add_option("--check", args->check, "GBNF grammar file to check (syntax and llama.cpp's loader rules)");
+  sub->add_option("--check", args->check,
+                  "GBNF grammar file to check (syntax and llama.cpp's loader rules)");
   sub->add_option("--input", args->input,
                   "with --check: file whose whole text the grammar must accept");
   add_template_options(sub, args->tmpl, {.with_analysis = true, .required = false});

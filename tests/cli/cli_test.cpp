@@ -372,4 +372,64 @@ TEST_F(cli_parse, partial_shows_an_unfinished_call_with_its_arguments_so_far) {
   EXPECT_EQ(cut.out, "{\"role\":\"assistant\",\"content\":\"Sure.\\n\"}\n");
 }
 
+// Response templates: parse with one alone (message, raw dict, deltas, raw events), a template
+// that does not validate (exit 2 with the JSON path), and analyze writing one that reads the
+// same output back.
+TEST_F(cli, ParseWithResponseTemplate) {
+  const std::string rt = write("rt.json", R"({"start_anchor": "<|a|>", "fields": {
+      "reasoning_content": {"open": "<think>", "close": "</think>"},
+      "tool_calls": {"open": "<call>", "close": "</call>", "repeats": true, "content": "json",
+                     "transform": {"type": "function", "function": {
+                       "name": "{content.name}", "arguments": "{content.arguments}"}}},
+      "content": {}}})");
+  const std::string out = write("out.txt",
+                                "<think>hm</think>Hi.<call>{\"name\": \"f\", \"arguments\": "
+                                "{\"x\": 1}}</call>");
+  const auto msg = run({"parse", "--response-template", rt}, out);
+  ASSERT_EQ(msg.code, 0) << msg.err;
+  EXPECT_NE(msg.out.find("\"content\":\"Hi.\""), std::string::npos) << msg.out;
+  EXPECT_NE(msg.out.find("\"reasoning_content\":\"hm\""), std::string::npos) << msg.out;
+  EXPECT_NE(msg.out.find("\"arguments\":\"{\\\"x\\\":1}\""), std::string::npos) << msg.out;
+  EXPECT_NE(msg.out.find("\"id\":\"call_"), std::string::npos) << msg.out;
+  const auto raw = run({"parse", "--response-template", rt, "--raw"}, out);
+  ASSERT_EQ(raw.code, 0) << raw.err;
+  EXPECT_NE(raw.out.find("\"arguments\":{\"x\":1}"), std::string::npos) << raw.out;
+  const auto deltas = run({"parse", "--response-template", rt, "--stream", "--chunk", "1"}, out);
+  ASSERT_EQ(deltas.code, 0) << deltas.err;
+  EXPECT_NE(deltas.out.find("{\"content\":\"H\"}"), std::string::npos) << deltas.out;
+  EXPECT_NE(deltas.out.find("\"finish_reason\":\"tool_calls\""), std::string::npos);
+  const auto events =
+      run({"parse", "--response-template", rt, "--stream", "--raw", "--chunk", "3"}, out);
+  ASSERT_EQ(events.code, 0) << events.err;
+  EXPECT_NE(events.out.find("{\"type\":\"region_open\",\"field\":\"reasoning_content\"}"),
+            std::string::npos)
+      << events.out;
+  EXPECT_EQ(events.out.find("</think>"), std::string::npos) << "a delimiter inside a chunk";
+  EXPECT_NE(events.out.rfind("{\"message\":{"), std::string::npos);
+
+  const std::string bad = write("bad.json", R"({"start_anchor": "x", "fields": {
+      "content": {"open": "a", "open_pattern": "b"}}})");
+  const auto b = run({"parse", "--response-template", bad}, out);
+  EXPECT_EQ(b.code, 2);
+  EXPECT_NE(b.err.find("$.fields.content.open_pattern"), std::string::npos) << b.err;
+  const auto none = run({"parse"}, out);
+  EXPECT_EQ(none.code, 2) << none.err;
+}
+
+TEST_F(cli, AnalyzeWritesAResponseTemplateThatReadsBack) {
+  const std::string tmpl = write("t.jinja",
+                                 "{% for m in messages %}<|im_start|>{{ m.role }}\n"
+                                 "{{ m.content }}<|im_end|>\n{% endfor %}"
+                                 "{% if add_generation_prompt %}<|im_start|>assistant\n"
+                                 "{% endif %}");
+  const auto w = run({"analyze", "--template", tmpl, "--response-template"});
+  ASSERT_EQ(w.code, 0) << w.err;
+  EXPECT_NE(w.out.find("\"start_anchor\": \"<|im_start|>assistant\\n\""), std::string::npos)
+      << w.out;
+  const std::string rt = write("rt.json", w.out);
+  const auto r = run({"parse", "--response-template", rt}, write("o.txt", "Hello there."));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "{\"role\":\"assistant\",\"content\":\"Hello there.\"}\n");
+}
+
 }  // namespace

@@ -1,0 +1,208 @@
+// Response templates on the command line: loading one (from its own file or from the chat
+// template file that ships it), choosing between it and chatpeg's own parser, parsing stdin
+// with it (OpenAI message, the raw dict, deltas or raw events), and writing one for a chat
+// template. A template that does not validate is a usage error (exit 2) naming its JSON path.
+#include "cli/response_cmd.h"
+
+#include <iostream>
+#include <map>
+
+#include "chatpeg/base/file.h"
+#include "chatpeg/chat/prepare.h"
+#include "chatpeg/jinja/source.h"
+#include "chatpeg/stream/session.h"
+#include "cli/commands.h"
+
+namespace chatpeg::cli {
+namespace {
+
+const std::map<std::string, output_format> kFormats = {
+    {"auto", output_format::automatic},
+    {"template", output_format::chat_template},
+    {"response-template", output_format::response_template},
+};
+
+void add_format_option(CLI::App* sub, response_args& args) {
+  sub->add_option("--output-format", args.format,
+                  "parser: auto (chatpeg's analysis when a chat template is given), template, "
+                  "response-template (--response-template or the one the template file ships)")
+      ->transform(CLI::CheckedTransformer(kFormats, CLI::ignore_case));
+}
+
+// Reports a response template error as a usage error, naming the file.
+int report_template_error(base::error e, const std::string& file) {
+  if (e.where.file.empty()) e.where.file = file;
+  report(e);
+  return exit_usage;
+}
+
+int fail_on_output(base::error e) {
+  e.where.file = "stdin";
+  report(e);
+  return exit_failed;
+}
+
+void print_line(const json::value& v) {
+  std::cout << json::dump(v) << '\n';
+}
+
+// --stream --raw: the parser's events, one per line, then {"message": dict}.
+int stream_events(const response::template_ptr& t, const response::parse_options& options,
+                  std::string_view output, std::size_t step) {
+  response::parser p(t, options);
+  for (const auto& e : p.initial_events()) print_line(e.to_json());
+  for (std::size_t at = 0; at < output.size(); at += step) {
+    auto events = p.feed(output.substr(at, step));
+    if (!events) return fail_on_output(std::move(events).error());
+    for (const auto& e : *events) print_line(e.to_json());
+  }
+  auto done = p.finalize();
+  if (!done) return fail_on_output(std::move(done).error());
+  for (const auto& e : done->events) print_line(e.to_json());
+  print_line(json::value::object({{"message", done->message}}));
+  return exit_ok;
+}
+
+// --stream: OpenAI deltas as `parse --stream` prints them, then the finish line.
+int stream_deltas(const response::template_ptr& t, const response::parse_options& options,
+                  std::string_view output, std::size_t step) {
+  response::delta_stream s(t, options);
+  for (const auto& d : s.initial_deltas()) print_line(d.to_json());
+  for (std::size_t at = 0; at < output.size(); at += step) {
+    auto deltas = s.feed(output.substr(at, step));
+    if (!deltas) return fail_on_output(std::move(deltas).error());
+    for (const auto& d : *deltas) print_line(d.to_json());
+  }
+  auto done = s.finish();
+  if (!done) return fail_on_output(std::move(done).error());
+  for (const auto& d : done->deltas) print_line(d.to_json());
+  json::value last = json::value::object();
+  last["finish_reason"] = std::string(stream::finish_reason_name(done->reason));
+  last["message"] = done->message.to_json();
+  print_line(last);
+  return exit_ok;
+}
+
+}  // namespace
+
+void add_response_parse_options(CLI::App* sub, response_args& args) {
+  sub->add_option("--response-template", args.path,
+                  "parse with this Hugging Face response template (the object, or a "
+                  "tokenizer_config.json holding one); no chat template needed");
+  sub->add_option("--prefix-file", args.prefix_file,
+                  "the rendered prompt the output continues (response templates; default: "
+                  "the prompt rendered from --template and --request, else empty)");
+  sub->add_flag("--raw", args.raw,
+                "response templates: print the dict as transformers' parse_response returns "
+                "it (with --stream: one region event per line)");
+  add_format_option(sub, args);
+}
+
+void add_response_serve_options(CLI::App* sub, response_args& args) {
+  sub->add_option("--response-template", args.path,
+                  "parse model outputs with this Hugging Face response template");
+  add_format_option(sub, args);
+}
+
+response::template_ptr load_response_template(const std::string& path, int& code) {
+  auto text = base::read_file(path);
+  if (!text) {
+    code = report_template_error(std::move(text).error(), path);
+    return nullptr;
+  }
+  auto t = response::response_template::from_text(*text);
+  if (!t) {
+    code = report_template_error(std::move(t).error(), path);
+    return nullptr;
+  }
+  return std::move(*t);
+}
+
+response::template_ptr load_shipped_response_template(const template_args& tmpl, int& code) {
+  auto src = jinja::load_template_source(tmpl.path, {.name = tmpl.name});
+  if (!src) {
+    code = report_template_error(std::move(src).error(), tmpl.path);
+    return nullptr;
+  }
+  if (src->response_template.empty()) {
+    code = report_template_error(
+        base::make_error(base::errc::invalid_argument,
+                         "--output-format response-template: the template file ships no "
+                         "response_template; give one with --response-template"),
+        tmpl.path);
+    return nullptr;
+  }
+  auto t = response::response_template::from_text(src->response_template);
+  if (!t) {
+    code = report_template_error(std::move(t).error(), tmpl.path);
+    return nullptr;
+  }
+  return std::move(*t);
+}
+
+response::template_ptr choose_response_template(const response_args& args,
+                                                const template_args& tmpl, int& code) {
+  const bool have_rt = !args.path.empty();
+  const bool have_tmpl = !tmpl.path.empty();
+  auto usage = [&code](std::string_view what) {
+    code = report(base::make_error(base::errc::invalid_argument, std::string(what)));
+    return nullptr;
+  };
+  switch (args.format) {
+    case output_format::chat_template:
+      if (!have_tmpl) return usage("--output-format template needs --template");
+      if (have_rt) return usage("--output-format template contradicts --response-template");
+      return nullptr;
+    case output_format::response_template:
+      if (have_rt) return load_response_template(args.path, code);
+      if (!have_tmpl) {
+        return usage("--output-format response-template needs --response-template or --template");
+      }
+      return load_shipped_response_template(tmpl, code);
+    case output_format::automatic:
+      if (have_rt) return load_response_template(args.path, code);
+      if (!have_tmpl) return usage("give --template or --response-template");
+      return nullptr;
+  }
+  return nullptr;
+}
+
+int run_response_parse(const response::template_ptr& t, const response::parse_options& options,
+                       const std::string& output, bool raw, bool stream, std::size_t chunk) {
+  const std::size_t step = chunk == 0 ? std::max<std::size_t>(output.size(), 1) : chunk;
+  if (stream) {
+    return raw ? stream_events(t, options, output, step) : stream_deltas(t, options, output, step);
+  }
+  auto dict = response::parse(*t, output, options);
+  if (!dict) return fail_on_output(std::move(dict).error());
+  if (raw) {
+    print_line(*dict);
+    return exit_ok;
+  }
+  auto msg = response::to_message(*dict);
+  if (!msg) return fail_on_output(std::move(msg).error());
+  for (auto& call : msg->tool_calls) {  // as OpenAI sends them: every call has an id
+    if (call.id.empty()) call.id = stream::generate_call_id();
+  }
+  print_line(msg->to_json());
+  return exit_ok;
+}
+
+int run_write_response_template(const chat::chat_template& tmpl) {
+  // The generation prompt of a one-message conversation gives the start anchor.
+  auto req = chat::request::from_json(json::value::object(
+      {{"messages",
+        json::value::array({json::value::object({{"role", "user"}, {"content", "hi"}})})}}));
+  if (!req) return report(req.error());
+  auto prep = chat::prepare(tmpl, *req, {.build_gbnf = false});
+  if (!prep) return report(prep.error());
+  auto written = response::write_template(tmpl.analysis(), prep->generation_prompt);
+  if (!written) {
+    report(written.error());
+    return exit_usage;
+  }
+  std::cout << written->dump(2, ' ', false, json::value::error_handler_t::replace) << '\n';
+  return exit_ok;
+}
+
+}  // namespace chatpeg::cli

@@ -1,0 +1,57 @@
+// The CLI's side of Hugging Face response templates (README.md, "Response templates"):
+// `parse --response-template RT.json` parses stdin with a response template alone (or with
+// the one a chat template file ships, --output-format response-template), and
+// `analyze --response-template` writes one for a chat template from chatpeg's analysis.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "chatpeg/chat/template.h"
+#include "chatpeg/json/json.h"
+#include "chatpeg/response/response.h"
+#include "cli/template_loader.h"
+
+namespace chatpeg::cli {
+
+// Which parser `parse` (and `serve`) use: auto = chatpeg's own analysis when a chat template
+// is given, the response template when only that is given.
+enum class output_format { automatic, chat_template, response_template };
+
+struct response_args {
+  std::string path;         // --response-template RT.json (template object or tokenizer_config)
+  std::string prefix_file;  // --prefix-file: the rendered prompt
+  bool raw = false;         // --raw: the dict as parse_response returns it / events
+  output_format format = output_format::automatic;
+};
+
+// Adds --response-template, --prefix-file, --raw and --output-format to `parse`.
+void add_response_parse_options(CLI::App* sub, response_args& args);
+// Adds --output-format and --response-template to `serve`.
+void add_response_serve_options(CLI::App* sub, response_args& args);
+
+// Loads RT.json (a template object or a tokenizer_config.json holding one). A file that does
+// not validate is reported with its JSON path and exits 2 (through `code`).
+response::template_ptr load_response_template(const std::string& path, int& code);
+// The response template a chat template file ships (tokenizer_config "response_template",
+// GGUF tokenizer.response_template); reported (exit 2) when it has none or it does not
+// validate.
+response::template_ptr load_shipped_response_template(const template_args& tmpl, int& code);
+
+// The response template `parse` / `serve` use for these flags: null when chatpeg's own
+// parser is chosen (auto with a chat template, or template). `code` is set on failure.
+response::template_ptr choose_response_template(const response_args& args,
+                                                const template_args& tmpl, int& code);
+
+// Parses `output` with `t`: the OpenAI message, or with `raw` the dict; with `stream`, chunks
+// of `chunk` bytes print deltas (or, raw, events) one JSON line each, then the final line.
+int run_response_parse(const response::template_ptr& t, const response::parse_options& options,
+                       const std::string& output, bool raw, bool stream, std::size_t chunk);
+
+// `analyze --response-template`: prints the written response template (pretty JSON), or
+// reports why the format cannot be expressed (exit 2).
+int run_write_response_template(const chat::chat_template& tmpl);
+
+}  // namespace chatpeg::cli
