@@ -11,10 +11,10 @@
 #include <memory>
 
 #include "chatpeg/base/file.h"
-
 #include "chatpeg/stream/parse.h"
 #include "chatpeg/stream/session.h"
 #include "cli/commands.h"
+#include "cli/parse_output.h"
 #include "cli/request_loader.h"
 #include "cli/response_cmd.h"
 #include "cli/template_loader.h"
@@ -31,29 +31,20 @@ struct parse_args {
   std::size_t chunk = 4;
 };
 
-int fail_with(base::error e) {
-  e.where.file = "stdin";
-  report(e);
-  return exit_failed;
-}
-
 // --stream: one JSON line per delta, then {"finish_reason", "message"}. Deltas come as views
 // (session::feed_view); each line is built from them.
 int run_stream(const chat::prepared& prepared, const std::string& output, std::size_t chunk) {
   stream::session s(prepared);
-  const std::size_t step = chunk == 0 ? output.size() : chunk;
-  for (std::size_t at = 0; at < output.size(); at += step) {
-    auto deltas = s.feed_view(std::string_view(output).substr(at, step));
-    if (!deltas) return fail_with(std::move(deltas).error());
-    for (const auto& d : *deltas) std::cout << json::dump(d.to_json()) << '\n';
-  }
+  int code = feed_in_chunks(output, chunk, [&s](std::string_view piece) {
+    auto deltas = s.feed_view(piece);
+    if (!deltas) return fail_on_output(std::move(deltas).error());
+    for (const auto& d : *deltas) print_line(d.to_json());
+    return exit_ok;
+  });
+  if (code != exit_ok) return code;
   auto done = s.finish();
-  if (!done) return fail_with(std::move(done).error());
-  for (const auto& d : done->deltas) std::cout << json::dump(d.to_json()) << '\n';
-  json::value last = json::value::object();
-  last["finish_reason"] = std::string(stream::finish_reason_name(done->reason));
-  last["message"] = done->message.to_json();
-  std::cout << json::dump(last) << '\n';
+  if (!done) return fail_on_output(std::move(done).error());
+  print_finish(*done);
   return exit_ok;
 }
 
@@ -114,11 +105,8 @@ int run_parse(const parse_args& args) {
   const std::string output = read_stdin();
   if (args.stream) return run_stream(*prepared, output, args.chunk);
   auto msg = stream::parse(*prepared, output, {.partial = args.partial});
-  if (!msg) return fail_with(std::move(msg).error());
-  for (auto& call : msg->tool_calls) {  // as OpenAI sends them: every call has an id
-    if (call.id.empty()) call.id = stream::generate_call_id();
-  }
-  std::cout << json::dump(msg->to_json()) << '\n';
+  if (!msg) return fail_on_output(std::move(msg).error());
+  print_message(std::move(*msg));
   return exit_ok;
 }
 

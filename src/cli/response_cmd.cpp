@@ -10,8 +10,8 @@
 #include "chatpeg/base/file.h"
 #include "chatpeg/chat/prepare.h"
 #include "chatpeg/jinja/source.h"
-#include "chatpeg/stream/session.h"
 #include "cli/commands.h"
+#include "cli/parse_output.h"
 
 namespace chatpeg::cli {
 namespace {
@@ -24,8 +24,9 @@ const std::map<std::string, output_format> kFormats = {
 
 void add_format_option(CLI::App* sub, response_args& args) {
   sub->add_option("--output-format", args.format,
-                  "parser: auto (chatpeg's analysis when a chat template is given), template, "
-                  "response-template (--response-template or the one the template file ships)")
+                  "parser: auto (the response template when --response-template is given, "
+                  "else chatpeg's analysis), template, response-template (--response-template "
+                  "or the one the --template file ships)")
       ->transform(CLI::CheckedTransformer(kFormats, CLI::ignore_case));
 }
 
@@ -36,26 +37,18 @@ int report_template_error(base::error e, const std::string& file) {
   return exit_usage;
 }
 
-int fail_on_output(base::error e) {
-  e.where.file = "stdin";
-  report(e);
-  return exit_failed;
-}
-
-void print_line(const json::value& v) {
-  std::cout << json::dump(v) << '\n';
-}
-
 // --stream --raw: the parser's events, one per line, then {"message": dict}.
 int stream_events(const response::template_ptr& t, const response::parse_options& options,
-                  std::string_view output, std::size_t step) {
+                  std::string_view output, std::size_t chunk) {
   response::parser p(t, options);
   for (const auto& e : p.initial_events()) print_line(e.to_json());
-  for (std::size_t at = 0; at < output.size(); at += step) {
-    auto events = p.feed(output.substr(at, step));
+  int code = feed_in_chunks(output, chunk, [&p](std::string_view piece) {
+    auto events = p.feed(piece);
     if (!events) return fail_on_output(std::move(events).error());
     for (const auto& e : *events) print_line(e.to_json());
-  }
+    return exit_ok;
+  });
+  if (code != exit_ok) return code;
   auto done = p.finalize();
   if (!done) return fail_on_output(std::move(done).error());
   for (const auto& e : done->events) print_line(e.to_json());
@@ -65,21 +58,19 @@ int stream_events(const response::template_ptr& t, const response::parse_options
 
 // --stream: OpenAI deltas as `parse --stream` prints them, then the finish line.
 int stream_deltas(const response::template_ptr& t, const response::parse_options& options,
-                  std::string_view output, std::size_t step) {
+                  std::string_view output, std::size_t chunk) {
   response::delta_stream s(t, options);
   for (const auto& d : s.initial_deltas()) print_line(d.to_json());
-  for (std::size_t at = 0; at < output.size(); at += step) {
-    auto deltas = s.feed(output.substr(at, step));
+  int code = feed_in_chunks(output, chunk, [&s](std::string_view piece) {
+    auto deltas = s.feed(piece);
     if (!deltas) return fail_on_output(std::move(deltas).error());
     for (const auto& d : *deltas) print_line(d.to_json());
-  }
+    return exit_ok;
+  });
+  if (code != exit_ok) return code;
   auto done = s.finish();
   if (!done) return fail_on_output(std::move(done).error());
-  for (const auto& d : done->deltas) print_line(d.to_json());
-  json::value last = json::value::object();
-  last["finish_reason"] = std::string(stream::finish_reason_name(done->reason));
-  last["message"] = done->message.to_json();
-  print_line(last);
+  print_finish(*done);
   return exit_ok;
 }
 
@@ -95,12 +86,6 @@ void add_response_parse_options(CLI::App* sub, response_args& args) {
   sub->add_flag("--raw", args.raw,
                 "response templates: print the dict as transformers' parse_response returns "
                 "it (with --stream: one region event per line)");
-  add_format_option(sub, args);
-}
-
-void add_response_serve_options(CLI::App* sub, response_args& args) {
-  sub->add_option("--response-template", args.path,
-                  "parse model outputs with this Hugging Face response template");
   add_format_option(sub, args);
 }
 
@@ -169,9 +154,9 @@ response::template_ptr choose_response_template(const response_args& args,
 
 int run_response_parse(const response::template_ptr& t, const response::parse_options& options,
                        const std::string& output, bool raw, bool stream, std::size_t chunk) {
-  const std::size_t step = chunk == 0 ? std::max<std::size_t>(output.size(), 1) : chunk;
   if (stream) {
-    return raw ? stream_events(t, options, output, step) : stream_deltas(t, options, output, step);
+    return raw ? stream_events(t, options, output, chunk)
+               : stream_deltas(t, options, output, chunk);
   }
   auto dict = response::parse(*t, output, options);
   if (!dict) return fail_on_output(std::move(dict).error());
@@ -181,10 +166,7 @@ int run_response_parse(const response::template_ptr& t, const response::parse_op
   }
   auto msg = response::to_message(*dict);
   if (!msg) return fail_on_output(std::move(msg).error());
-  for (auto& call : msg->tool_calls) {  // as OpenAI sends them: every call has an id
-    if (call.id.empty()) call.id = stream::generate_call_id();
-  }
-  print_line(msg->to_json());
+  print_message(std::move(*msg));
   return exit_ok;
 }
 

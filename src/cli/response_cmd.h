@@ -16,8 +16,8 @@
 
 namespace chatpeg::cli {
 
-// Which parser `parse` (and `serve`) use: auto = chatpeg's own analysis when a chat template
-// is given, the response template when only that is given.
+// Which parser `parse` uses: auto = the response template when --response-template is given
+// (--template and --request then only render the prefix), else chatpeg's own analysis.
 enum class output_format { automatic, chat_template, response_template };
 
 struct response_args {
@@ -29,8 +29,6 @@ struct response_args {
 
 // Adds --response-template, --prefix-file, --raw and --output-format to `parse`.
 void add_response_parse_options(CLI::App* sub, response_args& args);
-// Adds --output-format and --response-template to `serve`.
-void add_response_serve_options(CLI::App* sub, response_args& args);
 
 // Loads RT.json (a template object or a tokenizer_config.json holding one). A file that does
 // not validate is reported with its JSON path and exits 2 (through `code`).
@@ -40,7 +38,7 @@ response::template_ptr load_response_template(const std::string& path, int& code
 // validate.
 response::template_ptr load_shipped_response_template(const template_args& tmpl, int& code);
 
-// The response template `parse` / `serve` use for these flags: null when chatpeg's own
+// The response template `parse` uses for these flags: null when chatpeg's own
 // parser is chosen (auto with a chat template, or template). `code` is set on failure.
 response::template_ptr choose_response_template(const response_args& args,
                                                 const template_args& tmpl, int& code);
