@@ -432,4 +432,57 @@ TEST_F(cli, AnalyzeWritesAResponseTemplateThatReadsBack) {
   EXPECT_EQ(r.out, "{\"role\":\"assistant\",\"content\":\"Hello there.\"}\n");
 }
 
+// The other ways in: the response template a tokenizer_config.json ships (chosen with
+// --output-format), the prompt as --prefix-file (an output that continues an opened region),
+// string arguments cast by --request's tool schemas, and --stream at every chunk size 1..7
+// ending in the one-shot message.
+TEST_F(cli, ResponseTemplateFromConfigPrefixCastingAndChunks) {
+  const std::string config = write("tokenizer_config.json", R"({
+      "chat_template": "{% for m in messages %}{{ m.content }}{% endfor %}",
+      "response_template": {"start_anchor": "<|a|>", "fields": {
+        "reasoning_content": {"open": "<think>", "close": "</think>"},
+        "tool_calls": {"open_pattern": "<call name=\"(?P<name>\\w+)\">", "close": "</call>",
+                       "repeats": true, "content": "kv-lines",
+                       "transform": {"type": "function", "function": {
+                         "name": "{name}", "arguments": "{content}"}}},
+        "content": {}}}})");
+  const std::string out = write("out.txt", "why</think>Ok.<call name=\"f\">n: 7\n</call>");
+  const std::string prefix = write("prefix.txt", "<|u|>hi<|a|><think>");
+  const std::string request = write("request.json", R"({"messages": [], "tools": [
+      {"type": "function", "function": {"name": "f", "parameters": {"type": "object",
+        "properties": {"n": {"type": "integer"}}}}}]})");
+
+  const auto none = run({"parse", "--template", config, "--output-format", "template"}, out);
+  EXPECT_EQ(none.code, 2) << "template needs --request";
+  const std::vector<std::string> base = {
+      "parse",         "--template", config,      "--output-format", "response-template",
+      "--prefix-file", prefix,       "--request", request,           "--raw"};
+  const auto raw = run(base, out);
+  ASSERT_EQ(raw.code, 0) << raw.err;
+  EXPECT_EQ(raw.out,
+            "{\"reasoning_content\":\"why\",\"tool_calls\":[{\"type\":\"function\",\"function\":"
+            "{\"name\":\"f\",\"arguments\":{\"n\":7}}}],\"content\":\"Ok.\"}\n");
+  std::vector<std::string> streamed(base.begin(), base.end() - 1);  // without --raw
+  streamed.insert(streamed.end(), {"--stream", "--chunk", ""});
+  for (int chunk = 1; chunk <= 7; ++chunk) {
+    streamed.back() = std::to_string(chunk);
+    const auto r = run(streamed, out);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto last = r.out.rfind("{\"finish_reason\"");
+    ASSERT_NE(last, std::string::npos) << r.out;
+    const std::string final_line = r.out.substr(last);
+    EXPECT_NE(final_line.find("\"content\":\"Ok.\",\"reasoning_content\":\"why\""),
+              std::string::npos)
+        << "chunk " << chunk << ": " << final_line;
+    EXPECT_NE(final_line.find("\"arguments\":\"{\\\"n\\\":7}\""), std::string::npos)
+        << "chunk " << chunk << ": " << final_line;
+  }
+  // A chat template file that ships none: exit 2, saying so.
+  const std::string plain = write("plain.json", R"({"chat_template": "x"})");
+  const auto missing =
+      run({"parse", "--template", plain, "--output-format", "response-template"}, out);
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("ships no response_template"), std::string::npos) << missing.err;
+}
+
 }  // namespace
