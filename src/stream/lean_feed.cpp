@@ -202,26 +202,4 @@ bool lean_delta_is(const std::vector<delta>& out, lean_kind kind, std::size_t ca
   }
 }
 
-void views_of(const std::vector<delta>& deltas, std::vector<delta_view>& views,
-              std::vector<tool_call_delta_view>& calls) {
-  views.clear();
-  calls.clear();
-  for (const auto& d : deltas) {
-    for (const auto& t : d.tool_calls) {
-      tool_call_delta_view v{.index = t.index, .arguments = t.arguments};
-      if (t.id) v.id = *t.id;
-      if (t.name) v.name = *t.name;
-      calls.push_back(v);
-    }
-  }
-  std::size_t k = 0;  // calls is complete: spans into it stay valid
-  for (const auto& d : deltas) {
-    views.push_back({.content = d.content,
-                     .reasoning_content = d.reasoning_content,
-                     .tool_calls = std::span<const tool_call_delta_view>(calls.data() + k,
-                                                                         d.tool_calls.size())});
-    k += d.tool_calls.size();
-  }
-}
-
 }  // namespace chatpeg::stream::detail

@@ -132,8 +132,4 @@ class lean_scanner {
 bool lean_delta_is(const std::vector<delta>& out, lean_kind kind, std::size_t call,
                    std::string_view expected);
 
-// Views of deltas (feed_view after a path other than lean_view): `views` and `calls` are refilled.
-void views_of(const std::vector<delta>& deltas, std::vector<delta_view>& views,
-              std::vector<tool_call_delta_view>& calls);
-
 }  // namespace chatpeg::stream::detail

@@ -571,7 +571,7 @@ session::state::extension session::state::extend_span(std::string_view chunk, st
 
 // feed_view after a path other than lean_view: views of view_out.
 std::span<const delta_view> session::state::make_views() {
-  detail::views_of(lean.view_out, lean.views, lean.call_views);
+  views_of(lean.view_out, lean.views, lean.call_views);
   return lean.views;
 }
 

@@ -79,6 +79,10 @@ struct delta_view {
   delta to_delta() const;       // an owning copy
 };
 
+// Views of deltas: `views` and `calls` are refilled; the views point into `deltas` and `calls`.
+void views_of(const std::vector<delta>& deltas, std::vector<delta_view>& views,
+              std::vector<tool_call_delta_view>& calls);
+
 enum class finish_reason : std::uint8_t { stop, length, tool_calls };
 std::string_view finish_reason_name(finish_reason r);  // "stop", "length", "tool_calls"
 
