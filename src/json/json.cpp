@@ -138,4 +138,8 @@ std::string path_index(std::string_view parent, std::size_t index) {
   return std::string(parent) + "[" + std::to_string(index) + "]";
 }
 
+bool same(const value& a, const value& b) {
+  return nlohmann::json::parse(a.dump()) == nlohmann::json::parse(b.dump());
+}
+
 }  // namespace chatpeg::json

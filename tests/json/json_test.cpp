@@ -128,5 +128,27 @@ TEST(Json, DumpReplacesInvalidUtf8) {
   EXPECT_EQ(dump(v), "\"a\xEF\xBF\xBD\"");
 }
 
+TEST(Json, SameComparesObjectsAsUnorderedMaps) {
+  struct same_case {
+    const char* a;
+    const char* b;
+    bool want;
+  };
+  const same_case cases[] = {
+      {R"({"a": 1, "b": [1, {"c": 2, "d": 3}]})", R"({"b": [1, {"d": 3, "c": 2}], "a": 1})", true},
+      {R"({"a": 1})", R"({"a": 1.0})", true},
+      {R"([1, 2])", R"([2, 1])", false},
+      {R"({"a": 1})", R"({"a": 1, "b": null})", false},
+      {R"({"a": "1"})", R"({"a": 1})", false},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::string(c.a) + " vs " + c.b);
+    auto a = parse(c.a);
+    auto b = parse(c.b);
+    ASSERT_TRUE(a && b);
+    EXPECT_EQ(same(*a, *b), c.want);
+  }
+}
+
 }  // namespace
 }  // namespace chatpeg::json

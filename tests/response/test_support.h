@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "chatpeg/response/response.h"
@@ -28,7 +27,7 @@ inline json::value js(const std::string& text) {
 
 // JSON equality with objects compared as unordered maps (as Python compares dicts).
 inline bool same(const json::value& a, const json::value& b) {
-  return nlohmann::json::parse(a.dump()) == nlohmann::json::parse(b.dump());
+  return json::same(a, b);
 }
 
 // Reasoning, repeated JSON tool calls and implicit content closed by the end-of-turn marker.

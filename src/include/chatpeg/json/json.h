@@ -71,6 +71,10 @@ inline char* write_escape(char* to, unsigned char b) {
 // "a string", "an object", "null", ... for error messages about wrong types.
 const char* type_name(const value& v);
 
+// Equality as Python compares parsed JSON: objects as unordered maps (value keeps key order,
+// so its operator== also compares the order of keys); numbers by value (1 == 1.0).
+bool same(const value& a, const value& b);
+
 // JSON path of a child, for error locations: path_key("$", "a") == "$.a",
 // path_index("$.a", 2) == "$.a[2]".
 std::string path_key(std::string_view parent, std::string_view key);
