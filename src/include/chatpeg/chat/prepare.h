@@ -31,7 +31,7 @@ struct prepared {
   // where the model starts. Parsers read parse_prefix + output. With reasoning_format none
   // the grammar puts that text in content, as the reference implementation does.
   std::string parse_prefix;
-  std::string gbnf;               // empty when no grammar is needed (plain content)
+  std::string gbnf;  // empty when no grammar is needed (plain content)
   bool grammar_lazy = false;
   std::vector<grammar_trigger> triggers;
   std::vector<std::string> preserved_tokens;
@@ -56,5 +56,19 @@ base::result<json::value> template_variables(const chat_template& tmpl, const re
 
 // The same from capabilities alone (what template_variables does with tmpl.caps()).
 base::result<json::value> adapt_variables(const template_caps& caps, const request& req);
+
+// What the model writes for an assistant turn, as the template renders it. `body` is an
+// OpenAI request (messages, tools, ...) for the conversation in front of the turn; `before` is
+// that conversation prepared with the generation prompt on, and `output` the text the
+// template writes after its prompt for `turn` (an OpenAI assistant message), up to the end of
+// the turn (the end-of-turn text a plain content turn ends with is cut off). errc::unsupported
+// when the rendered conversation does not start with the prompt (the template writes history
+// turns differently from fresh ones).
+struct turn_output {
+  prepared before;
+  std::string output;
+};
+base::result<turn_output> render_turn_output(const chat_template& tmpl, const json::value& body,
+                                             const json::value& turn);
 
 }  // namespace chatpeg::chat
