@@ -279,5 +279,10 @@ const chat::message& delta_stream::current() const {
 std::size_t delta_stream::received() const {
   return impl_->p.received();
 }
+std::size_t delta_stream::unsent_from() const {
+  const auto w = impl_->p.where();
+  const detail::field_spec* f = w.field.empty() ? nullptr : impl_->field(w.field);
+  return f != nullptr && !impl_->streams(*f) ? w.region_start : w.decided;
+}
 
 }  // namespace chatpeg::response

@@ -82,5 +82,12 @@ std::size_t parser::received() const {
 parser_stats parser::stats() const {
   return impl_->s.stats();
 }
+parser::position parser::where() const {
+  const auto& s = impl_->s;
+  const int f = s.region_field();
+  return {.field = f >= 0 ? impl_->t->compiled().fields[f].key : std::string(),
+          .region_start = s.region_start(),
+          .decided = s.decided()};
+}
 
 }  // namespace chatpeg::response

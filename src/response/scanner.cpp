@@ -80,6 +80,16 @@ std::size_t scanner::output_offset(std::size_t buffer_offset) const {
   return buffer_offset > base_ ? buffer_offset - base_ : 0;
 }
 
+int scanner::region_field() const {
+  if (open_ >= 0) return open_;
+  return implicit_open_ ? t_.implicit : -1;
+}
+
+std::size_t scanner::region_start() const {
+  if (open_ >= 0) return output_offset(open_start_);
+  return implicit_open_ ? output_offset(implicit_start_) : decided();
+}
+
 base::error scanner::located(base::error e, std::size_t buffer_offset, const field_spec& f) const {
   const std::size_t relative = e.where.offset == base::npos ? 0 : e.where.offset;
   e.where.offset = output_offset(buffer_offset + relative);
@@ -157,6 +167,7 @@ void scanner::release(std::size_t from, std::size_t to, std::vector<event>& out)
   if (!implicit_open_) {
     out.push_back(event{.kind = event_kind::region_open, .field = f.key});
     implicit_open_ = true;
+    implicit_start_ = from;
   }
   implicit_segment_.append(text);
   append_chunk(out, f.key, text, is_structured(f.content.kind));
@@ -186,6 +197,7 @@ base::status scanner::take(const candidate& c, std::string_view subject, std::ve
   close_implicit_segment(out);
   if (c.is_open) {
     open_ = c.field;
+    open_start_ = c.m.start;
     body_start_ = c.m.end;
     open_groups_ = std::move(groups);
     out.push_back(event{.kind = event_kind::region_open, .field = f.key});

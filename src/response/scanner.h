@@ -32,6 +32,12 @@ class scanner {
   base::result<json::value> finish(std::vector<event>& out);
 
   std::size_t received() const { return buffer_.size() - base_; }
+  // Output offsets: everything before decided() is decided; the region being read (explicit,
+  // or the implicit field's current segment) began at region_start() (its open delimiter's
+  // first byte), -1 field when outside every region. Offsets in the prompt's rest are 0.
+  std::size_t decided() const { return output_offset(pos_); }
+  int region_field() const;
+  std::size_t region_start() const;
   parser_stats stats() const;
 
  private:
@@ -56,10 +62,12 @@ class scanner {
   const compiled_template& t_;
   json::value tools_;
   std::string buffer_;
-  std::size_t base_ = 0;  // bytes of the prompt's rest in front of the output
-  std::size_t pos_ = 0;   // everything before is decided
-  int open_ = -1;         // the open explicit field, -1: outside every region
+  std::size_t base_ = 0;        // bytes of the prompt's rest in front of the output
+  std::size_t pos_ = 0;         // everything before is decided
+  int open_ = -1;               // the open explicit field, -1: outside every region
+  std::size_t open_start_ = 0;  // where the open region's open delimiter begins
   std::size_t body_start_ = 0;
+  std::size_t implicit_start_ = 0;  // where the implicit field's current segment begins
   std::vector<group_value> open_groups_;
   bool implicit_open_ = false;  // a region_open of the implicit field was sent
   std::string implicit_segment_;

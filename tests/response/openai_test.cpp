@@ -139,5 +139,34 @@ TEST(ResponseOpenai, TextStreamsBeforeTheRegionCloses) {
   EXPECT_EQ(reasoning, "  and two");
 }
 
+// After a failure, unsent_from() is where the output stops being represented in what was
+// sent: the failing call's open delimiter, or the first undecided byte of streamed text.
+TEST(ResponseOpenai, UnsentFromAfterAFailure) {
+  struct unsent_case {
+    const char* name;
+    const char* output;
+    bool fails_in_feed;
+    std::size_t want;
+  };
+  const unsent_case cases[] = {
+      {"a call that does not parse", "Hi.<tool_call>{oops}</tool_call>", true, 3},
+      {"a second call fails after a good one",
+       "<tool_call>{\"name\": \"f\"}</tool_call> <tool_call>[</tool_call>", true, 37},
+      {"an unclosed call at the end", "Hi.<tool_call>{\"name\": ", false, 3},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    delta_stream s(load(testing::chatml_template()));
+    auto d = s.feed(c.output);
+    if (c.fails_in_feed) {
+      ASSERT_FALSE(d);
+    } else {
+      ASSERT_TRUE(d) << d.error().to_string();
+      ASSERT_FALSE(s.finish());
+    }
+    EXPECT_EQ(s.unsent_from(), c.want);
+  }
+}
+
 }  // namespace
 }  // namespace chatpeg::response

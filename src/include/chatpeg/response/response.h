@@ -22,6 +22,7 @@
 #include "chatpeg/base/result.h"
 #include "chatpeg/chat/analysis.h"
 #include "chatpeg/chat/message.h"
+#include "chatpeg/chat/template.h"
 #include "chatpeg/json/json.h"
 #include "chatpeg/stream/session.h"
 
@@ -118,6 +119,15 @@ class parser {
   base::result<final_result> finalize();
   std::size_t received() const;  // output bytes fed so far
   parser_stats stats() const;
+  // Where the parser is, in output offsets: everything before `decided` is decided; `field`
+  // is the region being read ("" outside every region), begun at `region_start` (its open
+  // delimiter's first byte). Offsets inside the prefix are 0.
+  struct position {
+    std::string field;
+    std::size_t region_start = 0;
+    std::size_t decided = 0;
+  };
+  position where() const;
 
  private:
   struct impl;
@@ -157,11 +167,44 @@ class delta_stream {
   base::result<stream::finish_result> finish(bool hit_token_limit = false);
   const chat::message& current() const;  // the concatenation of the deltas so far
   std::size_t received() const;
+  // After feed() or finish() failed: the output offset from which the output is not wholly
+  // represented in what was sent (the start of the region being read unless it streams as
+  // content or reasoning, else the first undecided byte). A caller that delivers the rest of
+  // the output as content starts here, so no byte is lost.
+  std::size_t unsent_from() const;
 
  private:
   struct impl;
   std::unique_ptr<impl> impl_;
 };
+
+// ---- Cross-check ----------------------------------------------------------------------------
+
+// One probe of cross_check: the output the chat template writes for a probe turn and how each
+// reader reads it ({"content", "reasoning_content", "tool_calls": [{name, arguments}]}, text
+// trimmed, or {"error": ...}).
+struct probe_check {
+  std::string probe;  // "content", "reasoning", "tool_call", ...
+  std::string output;
+  json::value own;                // chatpeg's own parser
+  json::value response_template;  // the response template
+  bool agree = false;
+  json::value to_json() const;
+};
+
+struct cross_check_report {
+  std::vector<probe_check> probes;                           // the probes read both ways
+  std::vector<std::pair<std::string, std::string>> skipped;  // probe, why it could not run
+  std::size_t agreeing() const;
+  // {"probes": n, "agree": k, "checked": [...], "skipped": [{"probe", "why"}]}
+  json::value to_json() const;
+};
+
+// Reads `rt` against chatpeg's own analysis of `tmpl` on the outputs `tmpl` itself writes for
+// probe turns (content; reasoning and content; content with tools; and, when the template
+// writes calls, a call, content and a call, two calls), each cut out of a render after a user
+// turn, with the rendered prompt as the response template's prefix.
+cross_check_report cross_check(const chat::chat_template& tmpl, const response_template& rt);
 
 // ---- Writer ---------------------------------------------------------------------------------
 
