@@ -22,14 +22,6 @@ const std::map<std::string, output_format> kFormats = {
     {"response-template", output_format::response_template},
 };
 
-void add_format_option(CLI::App* sub, response_args& args) {
-  sub->add_option("--output-format", args.format,
-                  "parser: auto (the response template when --response-template is given, "
-                  "else chatpeg's analysis), template, response-template (--response-template "
-                  "or the one the --template file ships)")
-      ->transform(CLI::CheckedTransformer(kFormats, CLI::ignore_case));
-}
-
 // Reports a response template error as a usage error, naming the file.
 int report_template_error(base::error e, const std::string& file) {
   if (e.where.file.empty()) e.where.file = file;
@@ -76,6 +68,11 @@ int stream_deltas(const response::template_ptr& t, const response::parse_options
 
 }  // namespace
 
+void add_output_format_option(CLI::App* sub, output_format& format, const std::string& help) {
+  sub->add_option("--output-format", format, help)
+      ->transform(CLI::CheckedTransformer(kFormats, CLI::ignore_case));
+}
+
 void add_response_parse_options(CLI::App* sub, response_args& args) {
   sub->add_option("--response-template", args.path,
                   "parse with this Hugging Face response template (the object, or a "
@@ -86,7 +83,10 @@ void add_response_parse_options(CLI::App* sub, response_args& args) {
   sub->add_flag("--raw", args.raw,
                 "response templates: print the dict as transformers' parse_response returns "
                 "it (with --stream: one region event per line)");
-  add_format_option(sub, args);
+  add_output_format_option(sub, args.format,
+                           "parser: auto (the response template when --response-template is "
+                           "given, else chatpeg's analysis), template, response-template "
+                           "(--response-template or the one the --template file ships)");
 }
 
 response::template_ptr load_response_template(const std::string& path, int& code) {
@@ -185,6 +185,35 @@ int run_write_response_template(const chat::chat_template& tmpl) {
   }
   std::cout << written->dump(2, ' ', false, json::value::error_handler_t::replace) << '\n';
   return exit_ok;
+}
+
+int run_cross_check(const chat::chat_template& tmpl, const response::template_ptr& rt) {
+  const auto report = response::cross_check(tmpl, *rt);
+  std::cout << report.to_json().dump(2, ' ', false, json::value::error_handler_t::replace) << '\n';
+  return report.agreeing() == report.probes.size() ? exit_ok : exit_failed;
+}
+
+void print_shipped_check(const chat::chat_template& tmpl, const template_args& files) {
+  auto src = jinja::load_template_source(files.path, {.name = files.name});
+  if (!src || src->response_template.empty()) return;
+  auto rt = response::response_template::from_text(src->response_template);
+  std::cout << "\nresponse template (shipped with the model):\n";
+  if (!rt) {
+    std::cout << "  does not load: " << rt.error().to_string() << '\n';
+    return;
+  }
+  const auto report = response::cross_check(tmpl, **rt);
+  std::cout << "  " << report.agreeing() << " of " << report.probes.size()
+            << " probe outputs read the same by chatpeg and the response template\n";
+  for (const auto& p : report.probes) {
+    if (p.agree) continue;
+    std::cout << "  disagree on " << p.probe << " " << json::quote(p.output) << ":\n"
+              << "    chatpeg:           " << json::dump(p.own) << "\n"
+              << "    response template: " << json::dump(p.response_template) << '\n';
+  }
+  for (const auto& [name, why] : report.skipped) {
+    std::cout << "  skipped " << name << ": " << why << '\n';
+  }
 }
 
 }  // namespace chatpeg::cli

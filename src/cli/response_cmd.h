@@ -27,6 +27,9 @@ struct response_args {
   output_format format = output_format::automatic;
 };
 
+// Adds --output-format auto|template|response-template (case-insensitive) with `help`.
+void add_output_format_option(CLI::App* sub, output_format& format, const std::string& help);
+
 // Adds --response-template, --prefix-file, --raw and --output-format to `parse`.
 void add_response_parse_options(CLI::App* sub, response_args& args);
 
@@ -51,5 +54,12 @@ int run_response_parse(const response::template_ptr& t, const response::parse_op
 // `analyze --response-template`: prints the written response template (pretty JSON), or
 // reports why the format cannot be expressed (exit 2).
 int run_write_response_template(const chat::chat_template& tmpl);
+
+// `analyze --check-response-template RT.json`: the cross-check report as JSON; exit 1 when a
+// probe output is read differently.
+int run_cross_check(const chat::chat_template& tmpl, const response::template_ptr& rt);
+// After `analyze`'s summary: how the response template the template file ships (if any) agrees
+// with the analysis on the template's own probe outputs, each disagreement with both readings.
+void print_shipped_check(const chat::chat_template& tmpl, const template_args& files);
 
 }  // namespace chatpeg::cli
