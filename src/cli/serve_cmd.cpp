@@ -12,8 +12,10 @@
 
 #include "chatpeg/chat/template.h"
 #include "chatpeg/jinja/source.h"
+#include "chatpeg/response/response.h"
 #include "chatpeg/server/gateway.h"
 #include "cli/commands.h"
+#include "cli/response_cmd.h"
 
 namespace chatpeg::cli {
 namespace {
@@ -29,6 +31,7 @@ struct serve_args {
   std::string log_format = "text";
   std::vector<std::string> api_keys;
   std::string api_key_file;
+  response_args response;  // --response-template, --output-format
   // Defaults from the library's options, so the CLI and the library cannot drift apart.
   server::server_options server;
   server::backend_options backend_limits;
@@ -40,20 +43,44 @@ extern "C" void on_signal(int) {
   if (running_gateway != nullptr) running_gateway->stop();
 }
 
+// The response template the gateway reads output with (null: chatpeg's own parser). Under
+// auto, a template whose tool syntax chatpeg cannot analyse uses the response template its
+// file ships, when it ships one.
+response::template_ptr serve_response_template(const serve_args& args,
+                                               const chat::chat_template& tmpl,
+                                               const std::string& shipped, int& code) {
+  const template_args files{.path = args.template_path, .name = args.template_name};
+  auto rt = choose_response_template(args.response, files, code);
+  if (rt || code != exit_ok || args.response.format != output_format::automatic) return rt;
+  if (tmpl.analysis().tool_error.empty() || shipped.empty()) return nullptr;
+  auto t = response::response_template::from_text(shipped);
+  if (!t) {
+    std::cerr << "chatpeg: warning: the shipped response template does not load: "
+              << t.error().to_string() << "\n";
+    return nullptr;
+  }
+  std::cerr << "chatpeg: reading model output with the response template the model ships\n";
+  return std::move(*t);
+}
+
 int run_serve(const serve_args& args) {
   auto src = jinja::load_template_source(args.template_path, {.name = args.template_name});
   if (!src) return report(src.error());
   auto tmpl = chat::chat_template::create(
       std::move(src->source), {.file = args.template_path, .special_tokens = src->special_tokens});
   if (!tmpl) return report(tmpl.error());
-  if (!(*tmpl)->analysis().tool_error.empty()) {
+  int code = exit_ok;
+  auto rt = serve_response_template(args, **tmpl, src->response_template, code);
+  if (code != exit_ok) return code;
+  if (!(*tmpl)->analysis().tool_error.empty() && !rt) {
     std::cerr << "chatpeg: warning: tool calling unavailable with this template: "
               << (*tmpl)->analysis().tool_error << "\n";
   }
   // Checked by CLI11 (IsMember) before this runs.
   const auto type =
       server::parse_backend_type(args.backend_type).value_or(server::backend_type::llamacpp);
-  server::gateway_options options{.server = args.server, .backend = args.backend_limits};
+  server::gateway_options options{
+      .server = args.server, .backend = args.backend_limits, .response_template = rt};
   options.server.host = args.host;
   options.server.port = args.port;
   options.server.model_name = args.model_name;
@@ -163,6 +190,14 @@ void register_serve(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_flag("--metrics", args->server.metrics,
                 "serve GET /metrics (Prometheus text; behind the API keys when set)");
+  cmd->add_option("--response-template", args->response.path,
+                  "read model output with this response template (a template object or a "
+                  "tokenizer_config.json holding one)")
+      ->check(CLI::ExistingFile);
+  add_output_format_option(cmd, args->response.format,
+                           "auto (--response-template when given; else chatpeg's analysis, or "
+                           "the shipped response template when the tool syntax is unknown), "
+                           "template, response-template (given or shipped)");
   add_limit_options(*cmd, *args);
   cmd->callback([args] { set_exit_code(run_serve(*args)); });
 }

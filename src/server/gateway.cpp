@@ -71,6 +71,7 @@ struct stream_job {
   api_kind api = api_kind::chat_completions;
   chat::prepared prepared;
   std::vector<special_token> specials;
+  detail::output_reader reader;
   detail::chat_call call;
   detail::response_meta meta;
   std::mutex mutex;
@@ -238,6 +239,11 @@ struct gateway::impl {
   impl(std::shared_ptr<const chat::chat_template> t, gateway_options o)
       : tmpl(std::move(t)), options(std::move(o)), backend(options.backend) {}
 
+  // How a call's model output is read (the configured response template, or the own parser).
+  detail::output_reader reader(const detail::chat_call& call) const {
+    return {.response_template = options.response_template, .tools = call.request.tools};
+  }
+
   // The end of a request: its metrics, then its log line.
   void finish_request(const httplib::Request& req, const httplib::Response& res) {
     const auto& s = current_stats;
@@ -326,7 +332,7 @@ struct gateway::impl {
 
   bool prepare_call(httplib::Response& res, detail::chat_call& call,
                     std::optional<chat::prepared>& prepared) {
-    auto p = detail::prepare_request(*tmpl, call.request);
+    auto p = detail::prepare_request(*tmpl, call.request, options.response_template);
     if (!p) {
       send_error(res, detail::error_from(p.error()));
       return false;
@@ -477,7 +483,7 @@ struct gateway::impl {
 
   void complete_chat(httplib::Response& res, const detail::chat_call& call,
                      const chat::prepared& prepared, const std::vector<special_token>& specials) {
-    auto rs = detail::make_response_stream(prepared, specials);
+    auto rs = detail::make_response_stream(prepared, specials, reader(call));
     auto outcome = backend.complete(call.params, [&](backend_chunk&& c) {
       const auto tokens = byte_tokens(c);
       rs->feed(c.text, tokens);
@@ -507,6 +513,7 @@ struct gateway::impl {
     job->api = current_stats.api;
     job->prepared = std::move(prepared);
     job->specials = std::move(specials);
+    job->reader = reader(call);
     job->call = std::move(call);
     job->meta = detail::new_response_meta(options.server.model_name);
     stream_job* j = job.get();
@@ -572,7 +579,7 @@ struct gateway::impl {
     };
     if (!write(events->start())) return false;
 
-    auto rs = detail::make_response_stream(job.prepared, job.specials);
+    auto rs = detail::make_response_stream(job.prepared, job.specials, job.reader);
     std::deque<backend_chunk> local;
     for (bool done = false; !done;) {
       {
@@ -710,8 +717,10 @@ struct gateway::impl {
         res.set_content(metrics.render(), "text/plain; version=0.0.4; charset=utf-8");
       });
     }
-    http.Get("/health", [](const httplib::Request&, httplib::Response& res) {
-      send_json(res, 200, {{"status", "ok"}, {"pipeline", detail::pipeline_description()}});
+    http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+      send_json(res, 200,
+                {{"status", "ok"},
+                 {"pipeline", detail::pipeline_description(options.response_template)}});
     });
   }
 };

@@ -1,9 +1,9 @@
 // The adapter between the gateway and the chat/stream layers (see pipeline.h): a response
 // is a stream::session (feed → OpenAI deltas as views, session::feed_view; finish → final
-// message and reason). Output that
-// stops matching the parser switches the response to fallback: everything the session has
-// not wholly sent is delivered as content and the response still completes, with a warning
-// for the log — model output never becomes an HTTP error.
+// message and reason), or with a response template a response::delta_stream over the rendered
+// prompt. Output that stops matching the parser switches the response to fallback: everything
+// the parser has not wholly sent is delivered as content and the response still completes,
+// with a warning for the log — model output never becomes an HTTP error.
 #include "pipeline.h"
 
 #include "chatpeg/base/utf8.h"
@@ -20,8 +20,73 @@ std::vector<std::pair<std::string, std::int32_t>> to_pairs(const std::vector<spe
   return out;
 }
 
-// The real streaming session. Output that stops matching switches to fallback: everything
-// from the failing byte on is delivered as content and the response still completes.
+// An output that stopped matching: everything from the first byte the parser had not wholly
+// sent is delivered as content, and the response still completes with a warning for the log.
+class content_fallback {
+ public:
+  void append(std::string_view chunk) { output_.append(chunk); }
+  std::size_t size() const { return output_.size(); }
+  bool active() const { return active_; }
+
+  // `unsent_from`: the parser's first byte not wholly sent; `floor`: the output's size before
+  // the chunk that failed (what the parser has not seen yet is unsent too).
+  void start(const base::error& e, std::size_t unsent_from, std::size_t floor) {
+    active_ = true;
+    from_ = std::min(unsent_from, floor);
+    sent_ = from_;
+    warning_ = "model output stopped matching the parser (" + e.to_string() +
+               "); the rest is delivered as content";
+  }
+
+  // The content not delivered yet (while streaming: up to the last complete UTF-8 sequence).
+  std::vector<stream::delta> take(bool final) {
+    const std::size_t end =
+        final ? output_.size() : output_.size() - base::utf8_incomplete_tail(output_);
+    if (end <= sent_) return {};
+    stream::delta d;
+    d.content = base::sanitize_utf8(std::string_view(output_).substr(sent_, end - sent_));
+    sent_ = end;
+    return {std::move(d)};
+  }
+
+  // The final message: what the parser sent, then the rest of the output as content.
+  stream_finish finish(chat::message sent, bool hit_token_limit) {
+    stream_finish out;
+    out.deltas = take(true);
+    out.message = std::move(sent);
+    out.message.content = out.message.content.value_or("") +
+                          base::sanitize_utf8(std::string_view(output_).substr(from_));
+    out.reason = out.message.tool_calls.empty() ? stream::finish_reason::stop
+                                                : stream::finish_reason::tool_calls;
+    if (hit_token_limit) out.reason = stream::finish_reason::length;
+    out.warning = warning_;
+    return out;
+  }
+
+ private:
+  std::string output_;
+  bool active_ = false;
+  std::size_t from_ = 0;
+  std::size_t sent_ = 0;
+  std::string warning_;
+};
+
+// Fallback deltas as views (feed's return value).
+class fallback_views {
+ public:
+  std::span<const stream::delta_view> of(std::vector<stream::delta> deltas) {
+    deltas_ = std::move(deltas);
+    stream::views_of(deltas_, views_, calls_);
+    return views_;
+  }
+
+ private:
+  std::vector<stream::delta> deltas_;
+  std::vector<stream::delta_view> views_;
+  std::vector<stream::tool_call_delta_view> calls_;
+};
+
+// chatpeg's own streaming session.
 class session_stream final : public response_stream {
  public:
   // `specials`: the preserved markers that are single tokens of the backend's vocabulary; a
@@ -32,84 +97,108 @@ class session_stream final : public response_stream {
 
   std::span<const stream::delta_view> feed(std::string_view chunk,
                                            std::span<const std::int32_t> tokens) override {
-    const std::size_t before = output_.size();
-    output_.append(chunk);
-    if (!fallback_) {
+    const std::size_t before = fallback_.size();
+    fallback_.append(chunk);
+    if (!fallback_.active()) {
       auto r = session_.feed_view(chunk, tokens);
       if (r) return *r;
-      start_fallback(r.error(), before);
+      fallback_.start(r.error(), session_.unsent_from(), before);
     }
-    fallback_deltas_ = content_until(output_.size() - base::utf8_incomplete_tail(output_));
-    fallback_views_.clear();
-    for (const auto& d : fallback_deltas_) fallback_views_.push_back({.content = d.content});
-    return fallback_views_;
+    return views_.of(fallback_.take(false));
   }
 
   stream_finish finish(bool hit_token_limit) override {
-    stream_finish out;
-    if (!fallback_) {
+    if (!fallback_.active()) {
       auto r = session_.finish({.hit_token_limit = hit_token_limit});
       if (r) {
-        out.deltas = std::move(r->deltas);
-        out.message = std::move(r->message);
-        out.reason = r->reason;
-        return out;
+        return {
+            .deltas = std::move(r->deltas), .message = std::move(r->message), .reason = r->reason};
       }
-      start_fallback(r.error(), output_.size());
+      fallback_.start(r.error(), session_.unsent_from(), fallback_.size());
     }
-    out.deltas = content_until(output_.size());
-    out.message = session_.current();
-    out.message.content = out.message.content.value_or("") +
-                          base::sanitize_utf8(std::string_view(output_).substr(fallback_from_));
-    out.reason = out.message.tool_calls.empty() ? stream::finish_reason::stop
-                                                : stream::finish_reason::tool_calls;
-    if (hit_token_limit) out.reason = stream::finish_reason::length;
-    out.warning = warning_;
+    return fallback_.finish(session_.current(), hit_token_limit);
+  }
+
+ private:
+  stream::session session_;
+  content_fallback fallback_;
+  fallback_views views_;
+};
+
+// A response template's delta stream over the rendered prompt (the prefix it cuts after its
+// start anchor) and the request's tools.
+class template_stream final : public response_stream {
+ public:
+  template_stream(const chat::prepared& p, const output_reader& reader)
+      : stream_(reader.response_template, {.prefix = p.prompt, .tools = reader.tools},
+                stream::generate_call_id),
+        initial_(stream_.initial_deltas()) {}
+
+  std::span<const stream::delta_view> feed(std::string_view chunk,
+                                           std::span<const std::int32_t>) override {
+    std::vector<stream::delta> out = std::move(initial_);
+    initial_.clear();
+    const std::size_t before = fallback_.size();
+    fallback_.append(chunk);
+    if (!fallback_.active()) {
+      auto r = stream_.feed(chunk);
+      if (r) {
+        for (auto& d : *r) out.push_back(std::move(d));
+        return views_.of(std::move(out));
+      }
+      fallback_.start(r.error(), stream_.unsent_from(), before);
+    }
+    for (auto& d : fallback_.take(false)) out.push_back(std::move(d));
+    return views_.of(std::move(out));
+  }
+
+  stream_finish finish(bool hit_token_limit) override {
+    std::vector<stream::delta> first = std::move(initial_);
+    initial_.clear();
+    stream_finish out;
+    if (!fallback_.active()) {
+      auto r = stream_.finish(hit_token_limit);
+      if (r) {
+        out = {
+            .deltas = std::move(r->deltas), .message = std::move(r->message), .reason = r->reason};
+      } else {
+        fallback_.start(r.error(), stream_.unsent_from(), fallback_.size());
+      }
+    }
+    if (fallback_.active()) out = fallback_.finish(stream_.current(), hit_token_limit);
+    out.deltas.insert(out.deltas.begin(), std::make_move_iterator(first.begin()),
+                      std::make_move_iterator(first.end()));
     return out;
   }
 
  private:
-  void start_fallback(const base::error& e, std::size_t fallback_floor) {
-    fallback_ = true;
-    // From the first byte the session has not wholly sent (what it held back — a marker
-    // prefix, a call still being read — is delivered too, so nothing the model wrote is lost).
-    fallback_from_ = std::min(session_.unsent_from(), fallback_floor);
-    sent_ = fallback_from_;
-    warning_ = "model output stopped matching the parser (" + e.to_string() +
-               "); the rest is delivered as content";
-  }
-
-  std::vector<stream::delta> content_until(std::size_t end) {
-    if (end <= sent_) return {};
-    stream::delta d;
-    d.content = base::sanitize_utf8(std::string_view(output_).substr(sent_, end - sent_));
-    sent_ = end;
-    return {std::move(d)};
-  }
-
-  stream::session session_;
-  std::vector<stream::delta> fallback_deltas_;  // feed's deltas in fallback, and their views
-  std::vector<stream::delta_view> fallback_views_;
-  std::string output_;
-  bool fallback_ = false;
-  std::size_t fallback_from_ = 0;
-  std::size_t sent_ = 0;
-  std::string warning_;
+  response::delta_stream stream_;
+  std::vector<stream::delta> initial_;  // what the prefix decided, sent with the first deltas
+  content_fallback fallback_;
+  fallback_views views_;
 };
 }  // namespace
 
 base::result<chat::prepared> prepare_request(const chat::chat_template& tmpl,
-                                             const chat::request& req) {
-  return chat::prepare(tmpl, req);
+                                             const chat::request& req,
+                                             const response::template_ptr& response_template) {
+  auto p = chat::prepare(tmpl, req);
+  if (p || !response_template || p.error().code != base::errc::analysis_failed) return p;
+  chat::request text_only = req;  // the tools stay in the prompt
+  text_only.tool_choice.mode = chat::tool_choice_mode::none;
+  return chat::prepare(tmpl, text_only);
 }
 
 std::unique_ptr<response_stream> make_response_stream(const chat::prepared& p,
-                                                      const std::vector<special_token>& specials) {
+                                                      const std::vector<special_token>& specials,
+                                                      const output_reader& reader) {
+  if (reader.response_template) return std::make_unique<template_stream>(p, reader);
   return std::make_unique<session_stream>(p, specials);
 }
 
-std::string_view pipeline_description() {
-  return "chat::prepare + stream::session";
+std::string_view pipeline_description(const response::template_ptr& response_template) {
+  return response_template ? "chat::prepare + response::delta_stream"
+                           : "chat::prepare + stream::session";
 }
 
 }  // namespace chatpeg::server::detail

@@ -432,6 +432,57 @@ TEST_F(cli, AnalyzeWritesAResponseTemplateThatReadsBack) {
   EXPECT_EQ(r.out, "{\"role\":\"assistant\",\"content\":\"Hello there.\"}\n");
 }
 
+// analyze cross-checks the response template a tokenizer_config.json ships against its own
+// analysis (a section after the summary), and --check-response-template reports it as JSON,
+// exit 1 when a probe output is read differently.
+TEST_F(cli, AnalyzeCrossChecksTheShippedResponseTemplate) {
+  const std::string chat =
+      R"("chat_template": "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }})"
+      R"(<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n)"
+      R"({% endif %}")";
+  const std::string good = write("good.json", "{" + chat + R"(, "response_template": {
+      "start_anchor": "<|im_start|>assistant\n", "fields": {"content": {}}}})");
+  const std::string bad = write("bad.json", "{" + chat + R"(, "response_template": {
+      "start_anchor": "<|im_start|>assistant\n", "fields": {"reasoning_content": {}}}})");
+
+  const auto a = run({"analyze", "--template", good});
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_NE(a.out.find("response template (shipped with the model):\n  3 of 3 probe outputs"),
+            std::string::npos)
+      << a.out;
+  const auto b = run({"analyze", "--template", bad});
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_NE(b.out.find("0 of 3 probe outputs"), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("disagree on content \"It is sunny in Paris.\""), std::string::npos)
+      << b.out;
+
+  const auto ok = run({"analyze", "--template", good, "--check-response-template", good});
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("\"probes\": 3,\n  \"agree\": 3,"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("\"why\": \"the template does not write tool calls\""), std::string::npos)
+      << ok.out;
+  const auto no = run({"analyze", "--template", good, "--check-response-template", bad});
+  EXPECT_EQ(no.code, 1) << no.out;
+  const auto missing = run({"analyze", "--template", good, "--check-response-template", "nope"});
+  EXPECT_EQ(missing.code, 2);
+}
+
+// serve checks its response template before it listens: none shipped for
+// --output-format response-template, or one that does not validate, is a usage error.
+TEST_F(cli, ServeRejectsAMissingOrInvalidResponseTemplate) {
+  const std::string tmpl = write("t.jinja", "{% for m in messages %}{{ m.content }}{% endfor %}");
+  const auto none =
+      run({"serve", "--template", tmpl, "--port", "0", "--output-format", "response-template"});
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.err.find("ships no response_template"), std::string::npos) << none.err;
+  const std::string bad =
+      write("bad.json", R"({"start_anchor": "<a>", "fields": {"content": {"open": 3}}})");
+  const auto invalid =
+      run({"serve", "--template", tmpl, "--port", "0", "--response-template", bad});
+  EXPECT_EQ(invalid.code, 2);
+  EXPECT_NE(invalid.err.find("$.fields.content.open"), std::string::npos) << invalid.err;
+}
+
 // The other ways in: the response template a tokenizer_config.json ships (chosen with
 // --output-format), the prompt as --prefix-file (an output that continues an opened region),
 // string arguments cast by --request's tool schemas, and --stream at every chunk size 1..7

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -68,6 +69,19 @@ For each function call, return a json object within <tool_call></tool_call> XML 
 inline const char* weather_tools = R"([{"type":"function","function":{"name":"get_weather",
   "description":"Weather for a city","parameters":{"type":"object","properties":{
   "city":{"type":"string"},"days":{"type":"integer"}},"required":["city"]}}}])";
+
+// A chat completions request for the weather question with weather_tools; `extra` is more
+// members (each starting with a comma).
+inline std::string tools_body(const std::string& extra = "") {
+  return std::string(R"({"messages":[{"role":"user","content":"Weather in Paris?"}],"tools":)") +
+         weather_tools + extra + "}";
+}
+
+// A call's arguments text parsed (a string saying so when it is not JSON, to fail comparisons).
+inline json::value args_of(const json::value& call_arguments) {
+  auto v = json::parse(call_arguments.get<std::string>());
+  return v ? *v : json::value("unparseable: " + call_arguments.get<std::string>());
+}
 
 struct sse_result {
   int status = 0;
@@ -147,7 +161,8 @@ class gateway_harness {
       std::string template_source = hermes_template, backend_type type = backend_type::llamacpp,
       server_options server = {}, std::size_t backend_threads = 8,
       backend_options backend_base = {.connect_timeout = std::chrono::seconds(5),
-                                      .read_timeout = std::chrono::seconds(20)})
+                                      .read_timeout = std::chrono::seconds(20)},
+      response::template_ptr response_template = nullptr)
       : backend(backend_threads) {
     auto tmpl = chat::chat_template::create(std::move(template_source),
                                             {.special_tokens = {{"eos_token", "<|im_end|>"}}});
@@ -164,7 +179,9 @@ class gateway_harness {
     };
     backend_base.type = type;
     backend_base.url = backend.url();
-    auto g = gateway::create(*tmpl, {.server = server, .backend = backend_base});
+    auto g = gateway::create(*tmpl, {.server = server,
+                                     .backend = backend_base,
+                                     .response_template = std::move(response_template)});
     if (!g) {
       ADD_FAILURE() << g.error().to_string();
       return;
@@ -216,6 +233,18 @@ class gateway_harness {
   std::vector<std::string> log_lines() const {
     std::lock_guard lock(log_mutex);
     return logs;
+  }
+
+  // Whether a log line containing `text` appears within a second (a request's line is written
+  // after its response is sent, so it may trail the client's read).
+  bool logged_soon(std::string_view text) const {
+    for (int attempt = 0; attempt < 500; ++attempt) {
+      for (const auto& l : log_lines()) {
+        if (l.find(text) != std::string::npos) return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return false;
   }
 
   fixture_backend backend;

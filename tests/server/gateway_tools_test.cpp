@@ -12,23 +12,15 @@
 namespace chatpeg::server {
 namespace {
 
+using testing::args_of;
 using testing::gateway_harness;
 using testing::scripted_reply;
 using testing::split_chars;
-
-std::string tools_body(const std::string& extra = "") {
-  return std::string(R"({"messages":[{"role":"user","content":"Weather in Paris?"}],"tools":)") +
-         testing::weather_tools + extra + "}";
-}
+using testing::tools_body;
 
 const std::string call_text =
     "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par\xC3\xAEs\", "
     "\"days\": 2}}\n</tool_call>";
-
-json::value args_of(const json::value& call_arguments) {
-  auto v = json::parse(call_arguments.get<std::string>());
-  return v ? *v : json::value("unparseable: " + call_arguments.get<std::string>());
-}
 
 TEST(GatewayTools, BackendReceivesLazyGrammarWithTriggers) {
   gateway_harness h;
@@ -124,12 +116,7 @@ TEST(GatewayTools, OutputThatStopsMatchingIsDeliveredAsContent) {
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(r.content, output);
   EXPECT_TRUE(r.calls.empty());
-  bool warned = false;
-  for (int attempt = 0; attempt < 500 && !warned; ++attempt) {  // logged after the response
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    for (const auto& l : h.log_lines()) warned = warned || l.find("stopped matching") != l.npos;
-  }
-  EXPECT_TRUE(warned);
+  EXPECT_TRUE(h.logged_soon("stopped matching"));
 }
 
 // A call that goes wrong after text was streamed: nothing the model wrote is lost — the text

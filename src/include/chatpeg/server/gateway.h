@@ -20,6 +20,7 @@
 
 #include "chatpeg/base/result.h"
 #include "chatpeg/chat/template.h"
+#include "chatpeg/response/response.h"
 #include "chatpeg/server/backend.h"
 
 namespace chatpeg::server {
@@ -85,6 +86,11 @@ struct gateway_stats {
 struct gateway_options {
   server_options server;
   backend_options backend;
+  // When set, model output is read with this response template (over the rendered prompt,
+  // string arguments cast by the request's tool schemas) instead of chatpeg's own parser; the
+  // prompt and grammar still come from the chat template. Calls then arrive whole, each in one
+  // delta at its region's close.
+  response::template_ptr response_template;
 };
 
 // API keys from a file: one per line, surrounding whitespace trimmed, blank lines and lines
