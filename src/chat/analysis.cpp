@@ -20,6 +20,39 @@ std::vector<std::string> fixup_names() {
   return names;
 }
 
+marker_shape shape_of_marker(std::string_view marker) {
+  const auto is_space = [](char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'; };
+  marker_shape out;
+  std::size_t begin = 0;
+  std::size_t end = marker.size();
+  while (begin < end && is_space(marker[begin])) ++begin;
+  while (end > begin && is_space(marker[end - 1])) --end;
+  out.space_before = begin > 0;
+  out.space_after = end < marker.size();
+  if (begin == end) {
+    out.space_after = out.space_after || out.space_before;
+    out.space_before = out.space_after;
+    return out;
+  }
+  std::size_t piece = begin;
+  for (std::size_t i = begin; i < end;) {
+    if (!is_space(marker[i])) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    bool newline = false;
+    for (; j < end && is_space(marker[j]); ++j) newline = newline || marker[j] == '\n';
+    if (newline) {
+      out.pieces.emplace_back(marker.substr(piece, i - piece));
+      piece = j;
+    }
+    i = j;
+  }
+  out.pieces.emplace_back(marker.substr(piece, end - piece));
+  return out;
+}
+
 }  // namespace chatpeg::chat
 
 namespace chatpeg::chat::detail {

@@ -45,36 +45,15 @@ std::string_view marker_core(std::string_view marker) {
 
 peg::parser gen_context::mark(std::string_view marker) {
   if (marker.empty()) return b.eps();
-  const std::string_view core = marker_core(marker);
-  if (core.empty()) return ws();
-  const bool lead = core.data() != marker.data();
-  const bool trail = core.data() + core.size() != marker.data() + marker.size();
+  const marker_shape shape = shape_of_marker(marker);
+  if (shape.pieces.empty()) return ws();
   std::vector<peg::parser> items;
-  if (lead) items.push_back(ws());
-  // Whitespace runs with a line break inside the marker ("</arg_key>\n<arg_value>") are
-  // flexible too; spaces inside a marker ("invoke name=") are kept exact.
-  const auto is_space = [](char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'; };
-  std::size_t i = 0;
-  std::size_t piece = 0;
-  while (i < core.size()) {
-    if (!is_space(core[i])) {
-      ++i;
-      continue;
-    }
-    std::size_t j = i;
-    bool newline = false;
-    for (; j < core.size() && is_space(core[j]); ++j) {
-      if (core[j] == '\n') newline = true;
-    }
-    if (newline) {
-      items.push_back(b.literal(std::string(core.substr(piece, i - piece))));
-      items.push_back(ws());
-      piece = j;
-    }
-    i = j;
+  if (shape.space_before) items.push_back(ws());
+  for (std::size_t i = 0; i < shape.pieces.size(); ++i) {
+    if (i > 0) items.push_back(ws());
+    items.push_back(b.literal(shape.pieces[i]));
   }
-  items.push_back(b.literal(std::string(core.substr(piece))));
-  if (trail) items.push_back(ws());
+  if (shape.space_after) items.push_back(ws());
   return items.size() == 1 ? items[0] : b.sequence(items);
 }
 

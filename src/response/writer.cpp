@@ -1,10 +1,12 @@
 // The writer: a response template that reads a chat template's output as chatpeg's analysis
-// describes it. Reasoning becomes an explicit region, content the implicit field (or a region
-// when the template wraps it), tool calls one repeating region whose delimiters fold the
-// section markers into regexes (regions are flat), with a JSON, or xml-inline body and a
-// transform to the standard call shape. The start anchor is the generation prompt up to the
-// reasoning marker it opens, so a prompt that opens reasoning puts the output in it. What the
-// v1 format cannot say is errc::unsupported with the reason, never a template that misparses.
+// describes it. Reasoning becomes an explicit region, content the implicit field (its markers,
+// when the template has them, dropped), tool calls one repeating region whose delimiters fold
+// the section markers and ids into regexes (regions are flat), with a JSON or xml-inline body
+// and a transform to the standard call shape. Markers match as chatpeg's own parser matches
+// them (flexible whitespace), and a call's close only where a call may end. The start anchor is the
+// generation prompt up to the reasoning marker it opens, so a prompt that opens reasoning puts the
+// output in it. What the v1 format cannot say is errc::unsupported with the reason, never a
+// template that misparses.
 #include <string>
 
 #include "chatpeg/response/response.h"
@@ -29,8 +31,35 @@ std::string escape(std::string_view literal) {
   return out;
 }
 
-std::string optional_part(std::string_view literal) {
-  return literal.empty() ? std::string() : "(?:" + escape(literal) + ")?";
+constexpr std::string_view kSpace = "[ \\t\\n\\r]*";
+
+// A marker as a regex, matched as chatpeg's own parser matches it (chat::shape_of_marker):
+// flexible whitespace at its ends and at line breaks inside it. Empty for an empty marker.
+std::string pattern(std::string_view marker) {
+  if (marker.empty()) return {};
+  const chat::marker_shape shape = chat::shape_of_marker(marker);
+  if (shape.pieces.empty()) return std::string(kSpace);
+  std::string out = shape.space_before ? std::string(kSpace) : std::string();
+  for (std::size_t i = 0; i < shape.pieces.size(); ++i) {
+    if (i > 0) out += kSpace;
+    out += escape(shape.pieces[i]);
+  }
+  if (shape.space_after) out += kSpace;
+  return out;
+}
+
+std::string optional_part(std::string_view marker) {
+  return marker.empty() ? std::string() : "(?:" + pattern(marker) + ")?";
+}
+
+// Sets `key` (a literal when the marker matches only as written) or `key`_pattern.
+void set_delimiter(json::value& field, const std::string& key, std::string_view marker) {
+  const chat::marker_shape shape = chat::shape_of_marker(marker);
+  if (shape.pieces.size() == 1 && !shape.space_before && !shape.space_after) {
+    field[key] = std::string(marker);
+  } else {
+    field[key + "_pattern"] = pattern(marker);
+  }
 }
 
 bool is_identifier(std::string_view s) {
@@ -51,16 +80,30 @@ json::value call_shape(const std::string& name, const std::string& arguments) {
   return call;
 }
 
-// The open and close delimiters of one call: section markers optional around the call's.
+// A call id between its markers (not captured: the response gets its own ids).
+std::string id_part(const chat::tool_syntax& t) {
+  if (t.id_prefix.empty() && t.id_suffix.empty()) return {};
+  return "(?:" + pattern(t.id_prefix) + R"([^\s<>"{}]*?)" + pattern(t.id_suffix) + ")?";
+}
+
+// The open and close delimiters of one call: section markers optional around the call's, the
+// id where the format puts it. A close counts only where a call may end: before the next call
+// or the end of the output (as chatpeg's own parser reads it), so a value that contains the
+// close marker ("</tool_call>" inside a string) does not end the call.
 void call_delimiters(const chat::tool_syntax& t, std::string open_tail, json::value& field) {
   const std::string& call_start = t.call_start.empty() ? t.section_start : t.call_start;
   const std::string section = t.call_start.empty() ? std::string() : t.section_start;
-  field["open_pattern"] = optional_part(section) + escape(call_start) + open_tail;
-  std::string close = t.args_end + (t.call_end.empty() ? t.section_end : t.call_end);
-  if (!close.empty()) {
-    field["close_pattern"] =
-        escape(close) + (t.call_end.empty() ? std::string() : optional_part(t.section_end));
-  }
+  const std::string id_first = t.id_pos == chat::id_position::before_name ? id_part(t) : "";
+  field["open_pattern"] = optional_part(section) + pattern(call_start) + id_first + open_tail;
+  const std::string& end = t.call_end.empty() ? t.section_end : t.call_end;
+  std::string close = pattern(t.args_end);
+  if (t.id_pos == chat::id_position::after_args) close += id_part(t);
+  close += pattern(end);
+  if (close.empty()) return;
+  if (!t.call_end.empty()) close += optional_part(t.section_end);
+  std::string next = pattern(call_start);
+  if (!section.empty()) next += "|" + pattern(section);
+  field["close_pattern"] = close + "(?=" + std::string(kSpace) + "(?:" + next + "|$))";
 }
 
 base::result<json::value> json_native_field(const chat::tool_syntax& t) {
@@ -85,13 +128,17 @@ base::result<json::value> json_native_field(const chat::tool_syntax& t) {
   return field;
 }
 
-// "<function=" NAME ">" …: the name between its markers, and an id after it when there is one.
-std::string name_part(const chat::tool_syntax& t) {
-  std::string s = escape(t.name_prefix) + R"((?P<name>[^\s<>"{}\[\]:]+?))";
-  if (t.id_pos == chat::id_position::after_name && !t.id_prefix.empty()) {
-    s += "(?:" + escape(t.id_prefix) + R"([^\s<>"{}]*?)" + escape(t.id_suffix) + ")?";
+// "<function=" NAME ">" …: the name between its markers, then the id when it follows the name,
+// then the arguments' opener. A name ended by whitespace alone takes at least one byte of it.
+std::string call_head(const chat::tool_syntax& t) {
+  std::string s = pattern(t.name_prefix) + R"((?P<name>[^\s<>"{}\[\]:]+?))";
+  const bool id_after = t.id_pos == chat::id_position::after_name;
+  if (!id_after && chat::shape_of_marker(t.name_suffix + t.args_start).pieces.empty()) {
+    return s + "[ \\t\\n\\r]+";
   }
-  return s + escape(t.name_suffix);
+  s += pattern(t.name_suffix);
+  if (id_after) s += id_part(t);
+  return s + pattern(t.args_start);
 }
 
 base::result<json::value> tagged_field(const chat::tool_syntax& t) {
@@ -99,7 +146,7 @@ base::result<json::value> tagged_field(const chat::tool_syntax& t) {
     return unsupported("nothing marks the end of the function name");
   }
   json::value field = json::value::object();
-  call_delimiters(t, name_part(t) + escape(t.args_start), field);
+  call_delimiters(t, call_head(t), field);
   field["repeats"] = true;
   field["transform"] = call_shape("{name}", "{content}");
   if (t.format == chat::tool_format::tag_with_json) {
@@ -112,8 +159,8 @@ base::result<json::value> tagged_field(const chat::tool_syntax& t) {
     return unsupported("tagged arguments without their own markers");
   }
   json::value args = json::value::object();
-  args["tag_pattern"] = escape(t.arg_name_prefix) + R"((?P<key>[^\s<>"]+?))" +
-                        escape(t.arg_name_suffix) + "(?P<value>.*?)" + escape(t.arg_value_end);
+  args["tag_pattern"] = pattern(t.arg_name_prefix) + R"((?P<key>[^\s<>"]+?))" +
+                        pattern(t.arg_name_suffix) + "(?P<value>.*?)" + pattern(t.arg_value_end);
   json::value vp = json::value::object();
   if (t.values == chat::value_syntax::json) {
     vp["name"] = "json";
@@ -149,6 +196,21 @@ base::result<std::optional<json::value>> tool_field(const chat::analysis& a) {
   return std::optional<json::value>();
 }
 
+// Content is the implicit field. Content markers wrap the answer only sometimes (Granite's
+// <response> only when thinking; an opener the generation prompt already wrote), and chatpeg's
+// own parser accepts the answer without them: they are the implicit field's close, a delimiter
+// that is dropped wherever it appears.
+json::value content_field(const chat::content_syntax& c) {
+  json::value content = json::value::object();
+  std::string markers;
+  for (const std::string* m : {&c.start, &c.end}) {
+    if (chat::shape_of_marker(*m).pieces.empty()) continue;
+    markers += (markers.empty() ? "" : "|") + pattern(*m);
+  }
+  if (!markers.empty()) content["close_pattern"] = markers;
+  return content;
+}
+
 }  // namespace
 
 base::result<json::value> write_template(const chat::analysis& a,
@@ -171,17 +233,15 @@ base::result<json::value> write_template(const chat::analysis& a,
   json::value fields = json::value::object();
   if (r.mode != chat::reasoning_mode::none && !r.end.empty()) {
     if (r.start.empty()) return unsupported("reasoning has an end marker but no start marker");
-    fields["reasoning_content"] = json::value::object({{"open", r.start}, {"close", r.end}});
+    json::value reasoning = json::value::object();
+    set_delimiter(reasoning, "open", r.start);
+    set_delimiter(reasoning, "close", r.end);
+    fields["reasoning_content"] = std::move(reasoning);
   }
   auto tools = tool_field(a);
   if (!tools) return std::move(tools).error();
   if (*tools) fields["tool_calls"] = std::move(**tools);
-  json::value content = json::value::object();
-  if (!a.content.start.empty()) {
-    content["open"] = a.content.start;
-    if (!a.content.end.empty()) content["close"] = a.content.end;
-  }
-  fields["content"] = std::move(content);
+  fields["content"] = content_field(a.content);
   out["fields"] = std::move(fields);
   // What is written must load: a malformed result is a bug here, not the user's.
   if (auto check = response_template::from_json(out); !check) {

@@ -317,5 +317,34 @@ TEST(AnalysisSummary, ShowsEveryNonEmptyMarker) {
   EXPECT_NE(a.summary().find("tool error: tool-call stage 'x': y"), std::string::npos);
 }
 
+// The one shape every reader gives a marker: flexible whitespace at the ends and at line
+// breaks inside, other spaces exact.
+TEST(MarkerShape, SplitsAtFlexibleWhitespace) {
+  struct shape_case {
+    const char* marker;
+    bool before;
+    bool after;
+    std::vector<std::string> pieces;
+  };
+  const shape_case cases[] = {
+      {"<think>", false, false, {"<think>"}},
+      {"<think>\n", false, true, {"<think>"}},
+      {"\n```", true, false, {"```"}},
+      {"</arg_key>\n<arg_value>", false, false, {"</arg_key>", "<arg_value>"}},
+      {"</a> \r\n\t<b>", false, false, {"</a>", "<b>"}},
+      {"<invoke name=", false, false, {"<invoke name="}},
+      {" x  y \n", true, true, {"x  y"}},
+      {"\n", true, true, {}},
+      {"", false, false, {}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.marker);
+    const marker_shape got = shape_of_marker(c.marker);
+    EXPECT_EQ(got.space_before, c.before);
+    EXPECT_EQ(got.space_after, c.after);
+    EXPECT_EQ(got.pieces, c.pieces);
+  }
+}
+
 }  // namespace
 }  // namespace chatpeg::chat

@@ -81,7 +81,63 @@ const writer_case kCases[] = {
      "~~bot~~\n", "{{call get_weather}}\n(city)=New York;\n(days)=3;\n{{/call}}",
      R"({"role":"assistant","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":{"city":"New York","days":3}}}]})"},
     {"wrapped content", [](chat::analysis& a) { a.content = {.start = "<ans>", .end = "</ans>"}; },
-     "~~bot~~\n", "noise<ans> the answer </ans>", R"({"role":"assistant","content":"the answer"})"},
+     "~~bot~~\n", "<ans> the answer </ans>", R"({"role":"assistant","content":"the answer"})"},
+    {"content without its wrapper",
+     [](chat::analysis& a) { a.content = {.start = "<ans>", .end = "</ans>"}; }, "~~bot~~\n",
+     " the answer ", R"({"role":"assistant","content":"the answer"})"},
+    {"reasoning, then wrapped content",
+     [](chat::analysis& a) { a.content = {.start = "<ans>", .end = "</ans>"}; }, "~~bot~~\n",
+     "[[think]]plan[[/think]]<ans>go</ans>",
+     R"({"role":"assistant","reasoning_content":"plan","content":"go"})"},
+    {"a close marker inside a value does not end the call",
+     [](chat::analysis& a) {
+       a.tools.format = chat::tool_format::json_native;
+       a.tools.call_start = "<call>";
+       a.tools.call_end = "</call>";
+     },
+     "~~bot~~\n",
+     "<call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"a</call> b\"}}</call>\n"
+     "<call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"c</call>\"}}</call>",
+     R"({"role":"assistant","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":{"city":"a</call> b"}}},{"type":"function","function":{"name":"get_weather","arguments":{"city":"c</call>"}}}]})"},
+    {"an id before the name",
+     [](chat::analysis& a) {
+       a.tools.format = chat::tool_format::tag_with_json;
+       a.tools.section_start = "<|calls|>";
+       a.tools.section_end = "<|/calls|>";
+       a.tools.call_start = "<|c|>";
+       a.tools.id_pos = chat::id_position::before_name;
+       a.tools.id_suffix = "<|n|>";
+       a.tools.name_suffix = "<|a|>";
+       a.tools.call_end = "<|e|>";
+     },
+     "~~bot~~\n",
+     "<|calls|><|c|>id_7<|n|>get_weather<|a|>{\"city\": \"C\"}<|e|><|c|>id_8<|n|>get_weather<|a|>"
+     "{}<|e|><|/calls|>",
+     R"({"role":"assistant","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":{"city":"C"}}},{"type":"function","function":{"name":"get_weather","arguments":{}}}]})"},
+    {"an id after the arguments",
+     [](chat::analysis& a) {
+       a.tools.format = chat::tool_format::tag_with_json;
+       a.tools.call_start = "[C]";
+       a.tools.name_suffix = "[A]";
+       a.tools.id_pos = chat::id_position::after_args;
+       a.tools.id_prefix = "[ID]";
+       a.tools.call_end = "[/C]";
+     },
+     "~~bot~~\n", "[C]get_weather[A]{\"days\": 1}[ID]x9[/C]",
+     R"({"role":"assistant","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":{"days":1}}}]})"},
+    {"markers match with flexible whitespace, a name ended by a line break",
+     [](chat::analysis& a) {
+       a.tools.format = chat::tool_format::tag_with_tagged;
+       a.tools.call_start = "<fn>";
+       a.tools.name_suffix = "\n";
+       a.tools.call_end = "\n</fn>";
+       a.tools.arg_name_prefix = "<k>";
+       a.tools.arg_name_suffix = "</k>\n<v>";
+       a.tools.arg_value_end = "</v>\n";
+       a.tools.values = chat::value_syntax::raw;
+     },
+     "~~bot~~\n", "<fn>get_weather\n<k>city</k><v>Rome</v><k>days</k>\n  <v>4</v></fn>",
+     R"({"role":"assistant","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":{"city":"Rome","days":4}}}]})"},
 };
 
 TEST(ResponseWriter, WrittenTemplatesReadTheirFormat) {

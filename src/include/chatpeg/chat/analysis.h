@@ -151,6 +151,17 @@ struct analysis {
   std::string summary() const;  // readable multi-line text for `chatpeg analyze`
 };
 
+// How a marker of the analysis is matched in model output: whitespace at either end, and a
+// whitespace run holding a line break inside it ("</arg_key>\n<arg_value>"), match any run of
+// whitespace (none included); other spaces ("invoke name=") are exact. Every reader of markers
+// (the parser generator, the response-template writer) follows this one shape.
+struct marker_shape {
+  bool space_before = false;        // leading whitespace: any run
+  bool space_after = false;         // trailing whitespace: any run
+  std::vector<std::string> pieces;  // literal parts; between two of them, any whitespace run
+};
+marker_shape shape_of_marker(std::string_view marker);
+
 // Names of the dedicated-format table rows (analysis.handler values) and of the fix-up table
 // rows (analysis.fixups values), in table order.
 std::vector<std::string> dedicated_format_names();
