@@ -128,10 +128,20 @@ std::vector<std::string> find_turn_ends(const probe_renderer& r, const json::val
   }
   if (tokens.is_object() && tokens.contains("eos_token") && tokens["eos_token"].is_string())
     ends.push_back(tokens["eos_token"].get<std::string>());
-  for (const char* e :
-       {"<|eot_id|>", "<|eom_id|>", "<|im_end|>", "<|end|>", "<｜end▁of▁sentence｜>",
-        "<|endoftext|>", "<end_of_turn>", "<|END_OF_TURN_TOKEN|>", "</s>"})
-    ends.emplace_back(e);
+  for (const auto& e : usual_turn_ends()) ends.push_back(e);
+  return ends;
+}
+
+const std::vector<std::string>& usual_turn_ends() {
+  static const std::vector<std::string> ends = {"<|eot_id|>",
+                                                "<|eom_id|>",
+                                                "<|im_end|>",
+                                                "<|end|>",
+                                                "<｜end▁of▁sentence｜>",
+                                                "<|endoftext|>",
+                                                "<end_of_turn>",
+                                                "<|END_OF_TURN_TOKEN|>",
+                                                "</s>"};
   return ends;
 }
 

@@ -112,6 +112,9 @@ struct analysis_context {
 // End-of-turn markers of the template: what follows a plain content turn, the eos token, and
 // the usual ones.
 std::vector<std::string> find_turn_ends(const probe_renderer& r, const json::value& tokens);
+// The end-of-turn and end-of-message markers common across model families (<|eot_id|>,
+// <|eom_id|>, <|im_end|>, ...), after the ones a template's own renders show.
+const std::vector<std::string>& usual_turn_ends();
 // Cuts a tool-call middle at the first end-of-turn marker after position from.
 std::string cut_turn_end(const std::string& middle, std::size_t from,
                          const std::vector<std::string>& turn_ends);

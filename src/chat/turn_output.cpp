@@ -3,7 +3,8 @@
 // conversation with the turn is rendered without it, and the output is the text between that
 // prompt and the end of the turn. The end of the turn (end-of-turn marker and whatever the
 // template writes after it) is the text a plain content turn ends with too, so the common
-// suffix of the two renders is cut off. Used to compare two readers of the same output (the
+// suffix of the two renders is cut off, then a usual end-of-message marker the turn still ends
+// with (a call turn's own, such as <|eom_id|>). Used to compare two readers of the same output (the
 // response-template cross-check) on text the template itself writes.
 #include <string>
 
@@ -14,8 +15,10 @@
 namespace chatpeg::chat {
 namespace {
 
-// Ends a content turn with a byte no probe ends with, so the common suffix stops before it.
-constexpr std::string_view kTurnSentinel = "\x1f";
+// Ends a content turn with a character no probe ends with, so the common suffix stops before
+// it. Visible on purpose: templates trim content, and Python's strip() takes control
+// characters such as \x1f for whitespace.
+constexpr std::string_view kTurnSentinel = "~";
 
 base::result<std::string> render_with(const chat_template& t, json::value body,
                                       const json::value& turn) {
@@ -56,6 +59,14 @@ base::result<turn_output> render_turn_output(const chat_template& t, const json:
   std::string output = full->substr(before->prompt.size());
   const std::size_t tail = std::min(detail::common_suffix_length(*full, *text_turn), output.size());
   output.resize(output.size() - tail);
+  // A turn with calls may end in another end-of-message marker than a content turn (Llama 3.1's
+  // <|eom_id|> after a call, <|eot_id|> after text): one the model stops with is cut too.
+  for (const auto& end : detail::usual_turn_ends()) {
+    if (output.ends_with(end)) {
+      output.resize(output.size() - end.size());
+      break;
+    }
+  }
   return turn_output{.before = std::move(*before), .output = std::move(output)};
 }
 

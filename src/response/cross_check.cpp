@@ -18,11 +18,12 @@ namespace {
 const json::value& probe_tools() {
   static const json::value tools = json::parse(R"([
     {"type": "function", "function": {"name": "get_weather", "description": "Weather for a city",
-     "parameters": {"type": "object", "properties": {"city": {"type": "string"},
-                    "days": {"type": "integer"}}, "required": ["city"]}}},
+     "parameters": {"type": "object", "properties": {
+       "city": {"type": "string", "description": "City name"},
+       "days": {"type": "integer", "description": "Days ahead"}}, "required": ["city"]}}},
     {"type": "function", "function": {"name": "get_time", "description": "Local time",
-     "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
-                    "required": ["city"]}}}])")
+     "parameters": {"type": "object", "properties": {
+       "city": {"type": "string", "description": "City name"}}, "required": ["city"]}}}])")
                                        .value();
   return tools;
 }
@@ -55,7 +56,7 @@ std::vector<probe> probes() {
        true,
        true,
        {{"role", "assistant"},
-        {"content", nullptr},
+        {"content", ""},
         {"tool_calls", json::value::array({weather})}}},
       {"content_and_tool_call",
        true,
@@ -67,7 +68,7 @@ std::vector<probe> probes() {
        true,
        true,
        {{"role", "assistant"},
-        {"content", nullptr},
+        {"content", ""},
         {"tool_calls", json::value::array({weather, time})}}},
   };
 }

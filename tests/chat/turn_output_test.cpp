@@ -50,6 +50,54 @@ TEST(TurnOutput, TheTurnsTextBetweenPromptAndEndOfTurn) {
   }
 }
 
+// A template that trims content and writes it only when something is left (Python's strip()
+// takes control characters for whitespace): the end of turn is still found and cut.
+TEST(TurnOutput, EndOfTurnOfATemplateThatTrimsContent) {
+  auto t = chat_template::create(R"TPL(
+{%- for m in messages -%}
+{%- if m.role == 'user' -%}<u>{{ m.content }}<eos>
+{%- elif m.tool_calls -%}<a>{%- for tc in m.tool_calls -%}<call>{{ tc.function.name }}</call>
+{%- endfor -%}<eos>
+{%- else -%}<a>{%- if m.content | trim | length > 0 -%}{{ m.content | trim }}<eos>{%- endif -%}
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<a>{%- endif -%})TPL");
+  ASSERT_TRUE(t) << t.error().to_string();
+  auto out = render_turn_output(
+      **t, kBody,
+      {{"role", "assistant"},
+       {"content", ""},
+       {"tool_calls", json::value::array({{{"id", "c1"},
+                                           {"type", "function"},
+                                           {"function", {{"name", "f"}, {"arguments", "{}"}}}}})}});
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(out->output, "<call>f</call>");
+}
+
+// A call turn that ends in its own end-of-message marker (<|eom_id|>, where text turns end in
+// <|eot_id|>): the marker is cut too.
+TEST(TurnOutput, ACallTurnsOwnEndOfMessageMarkerIsCut) {
+  auto t = chat_template::create(R"TPL(
+{%- for m in messages -%}
+{%- if m.role == 'user' -%}<u>{{ m.content }}<|eot_id|>
+{%- elif m.tool_calls -%}<a>{%- for tc in m.tool_calls -%}<call>{{ tc.function.name }}</call>
+{%- endfor -%}<|eom_id|>
+{%- else -%}<a>{{ m.content }}<|eot_id|>
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<a>{%- endif -%})TPL");
+  ASSERT_TRUE(t) << t.error().to_string();
+  auto out = render_turn_output(
+      **t, kBody,
+      {{"role", "assistant"},
+       {"content", ""},
+       {"tool_calls", json::value::array({{{"id", "c1"},
+                                           {"type", "function"},
+                                           {"function", {{"name", "f"}, {"arguments", "{}"}}}}})}});
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(out->output, "<call>f</call>");
+}
+
 TEST(TurnOutput, HistoryRenderedDifferentlyIsUnsupported) {
   // The generation prompt opens reasoning that history turns do not carry.
   auto t = chat_template::create(R"TPL(
