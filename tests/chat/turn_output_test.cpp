@@ -21,6 +21,16 @@ constexpr const char* kTemplate = R"TPL(
 const json::value kBody = {
     {"messages", json::value::array({{{"role", "user"}, {"content", "hi"}}})}};
 
+// An assistant turn with one call to f.
+json::value call_turn() {
+  return {
+      {"role", "assistant"},
+      {"content", ""},
+      {"tool_calls", json::value::array({{{"id", "c1"},
+                                          {"type", "function"},
+                                          {"function", {{"name", "f"}, {"arguments", "{}"}}}}})}};
+}
+
 struct turn_case {
   const char* name;
   json::value turn;
@@ -32,13 +42,7 @@ TEST(TurnOutput, TheTurnsTextBetweenPromptAndEndOfTurn) {
   ASSERT_TRUE(t) << t.error().to_string();
   const turn_case cases[] = {
       {"content", {{"role", "assistant"}, {"content", "Hello there."}}, "Hello there."},
-      {"a call",
-       {{"role", "assistant"},
-        {"content", ""},
-        {"tool_calls", json::value::array({{{"id", "c1"},
-                                            {"type", "function"},
-                                            {"function", {{"name", "f"}, {"arguments", "{}"}}}}})}},
-       "<call>f</call>"},
+      {"a call", call_turn(), "<call>f</call>"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -63,13 +67,7 @@ TEST(TurnOutput, EndOfTurnOfATemplateThatTrimsContent) {
 {%- endfor -%}
 {%- if add_generation_prompt -%}<a>{%- endif -%})TPL");
   ASSERT_TRUE(t) << t.error().to_string();
-  auto out = render_turn_output(
-      **t, kBody,
-      {{"role", "assistant"},
-       {"content", ""},
-       {"tool_calls", json::value::array({{{"id", "c1"},
-                                           {"type", "function"},
-                                           {"function", {{"name", "f"}, {"arguments", "{}"}}}}})}});
+  auto out = render_turn_output(**t, kBody, call_turn());
   ASSERT_TRUE(out) << out.error().to_string();
   EXPECT_EQ(out->output, "<call>f</call>");
 }
@@ -87,13 +85,7 @@ TEST(TurnOutput, ACallTurnsOwnEndOfMessageMarkerIsCut) {
 {%- endfor -%}
 {%- if add_generation_prompt -%}<a>{%- endif -%})TPL");
   ASSERT_TRUE(t) << t.error().to_string();
-  auto out = render_turn_output(
-      **t, kBody,
-      {{"role", "assistant"},
-       {"content", ""},
-       {"tool_calls", json::value::array({{{"id", "c1"},
-                                           {"type", "function"},
-                                           {"function", {{"name", "f"}, {"arguments", "{}"}}}}})}});
+  auto out = render_turn_output(**t, kBody, call_turn());
   ASSERT_TRUE(out) << out.error().to_string();
   EXPECT_EQ(out->output, "<call>f</call>");
 }
