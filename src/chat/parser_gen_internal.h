@@ -30,7 +30,7 @@ enum class body_kind : std::uint8_t { content, json_schema, tools };
 // Free whitespace in grammars is bounded so a sampler cannot wander. 16 covers a
 // line break plus the indentation templates write around tool-call JSON (Command R+ puts
 // keys at 8 spaces: "{\n        \"tool_name\"", 9 characters; 8 was too tight).
-inline constexpr std::uint32_t max_free_space = 16;
+inline constexpr std::uint32_t max_free_space = max_marker_space;
 
 struct gen_context {
   peg::builder& b;

@@ -31,15 +31,18 @@ std::string escape(std::string_view literal) {
   return out;
 }
 
-constexpr std::string_view kSpace = "[ \\t\\n\\r]*";
+// A flexible whitespace run, bounded as chatpeg's own parser bounds it (which also keeps the
+// hold-back of a partial match short: streaming stays linear).
+const std::string kSpace = "[ \\t\\n\\r]{0," + std::to_string(chat::max_marker_space) + "}";
+const std::string kSomeSpace = "[ \\t\\n\\r]{1," + std::to_string(chat::max_marker_space) + "}";
 
 // A marker as a regex, matched as chatpeg's own parser matches it (chat::shape_of_marker):
 // flexible whitespace at its ends and at line breaks inside it. Empty for an empty marker.
 std::string pattern(std::string_view marker) {
   if (marker.empty()) return {};
   const chat::marker_shape shape = chat::shape_of_marker(marker);
-  if (shape.pieces.empty()) return std::string(kSpace);
-  std::string out = shape.space_before ? std::string(kSpace) : std::string();
+  if (shape.pieces.empty()) return kSpace;
+  std::string out = shape.space_before ? kSpace : std::string();
   for (std::size_t i = 0; i < shape.pieces.size(); ++i) {
     if (i > 0) out += kSpace;
     out += escape(shape.pieces[i]);
@@ -103,7 +106,7 @@ void call_delimiters(const chat::tool_syntax& t, std::string open_tail, json::va
   if (!t.call_end.empty()) close += optional_part(t.section_end);
   std::string next = pattern(call_start);
   if (!section.empty()) next += "|" + pattern(section);
-  field["close_pattern"] = close + "(?=" + std::string(kSpace) + "(?:" + next + "|$))";
+  field["close_pattern"] = close + "(?=" + kSpace + "(?:" + next + "|$))";
 }
 
 base::result<json::value> json_native_field(const chat::tool_syntax& t) {
@@ -134,7 +137,7 @@ std::string call_head(const chat::tool_syntax& t) {
   std::string s = pattern(t.name_prefix) + R"((?P<name>[^\s<>"{}\[\]:]+?))";
   const bool id_after = t.id_pos == chat::id_position::after_name;
   if (!id_after && chat::shape_of_marker(t.name_suffix + t.args_start).pieces.empty()) {
-    return s + "[ \\t\\n\\r]+";
+    return s + kSomeSpace;
   }
   s += pattern(t.name_suffix);
   if (id_after) s += id_part(t);

@@ -160,6 +160,38 @@ TEST(ResponseStream, WorkIsLinearInTheOutput) {
   }
 }
 
+// A written template's call close looks ahead past whitespace for the next call or the end, and
+// its markers take flexible whitespace: outputs full of false closes and long whitespace runs,
+// fed 4 bytes at a time, still cost a bounded multiple of their size.
+TEST(ResponseStream, WrittenTemplateWorkIsLinear) {
+  chat::analysis a;
+  a.reasoning = {
+      .mode = chat::reasoning_mode::tag_based, .start = "<think>\n", .end = "\n</think>"};
+  a.tools.format = chat::tool_format::json_native;
+  a.tools.call_start = "<tool_call>\n";
+  a.tools.call_end = "\n</tool_call>";
+  auto written = write_template(a, "A:");
+  ASSERT_TRUE(written) << written.error().to_string();
+  auto t = response_template::from_json(*written);
+  ASSERT_TRUE(t) << t.error().to_string();
+  const std::string spaces(4096, ' ');
+  const std::string fills[] = {"x </tool_call> y ", "</tool_call>" + spaces + "z", spaces + "w"};
+  for (const auto& fill : fills) {
+    std::string output = "<think>" + spaces + "plan" + spaces + "</think>" + spaces;
+    output += "<tool_call>{\"name\": \"f\", \"arguments\": {\"s\": \"";
+    while (output.size() < 64 * 1024) output += fill;
+    output += "\"}}\n</tool_call>\n";
+    parser p(*t);
+    for (std::size_t i = 0; i < output.size(); i += 4) {
+      ASSERT_TRUE(p.feed(std::string_view(output).substr(i, 4)));
+    }
+    auto done = p.finalize();
+    ASSERT_TRUE(done) << done.error().to_string();
+    EXPECT_EQ(done->message["tool_calls"].size(), 1u);
+    EXPECT_LE(p.stats().scanned_bytes, 20 * output.size()) << fill.substr(0, 20);
+  }
+}
+
 TEST(ResponseStream, ErrorsAtCloseKeepTheOffset) {
   auto t = load(R"({"start_anchor": "A:", "fields": {
     "n": {"open": "<n>", "close": "</n>", "content": "int"}, "content": {}}})");

@@ -4,6 +4,7 @@
 // it (`chatpeg analyze --json`, `--analysis FILE`). The parser generator reads only this.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -152,13 +153,14 @@ struct analysis {
 };
 
 // How a marker of the analysis is matched in model output: whitespace at either end, and a
-// whitespace run holding a line break inside it ("</arg_key>\n<arg_value>"), match any run of
-// whitespace (none included); other spaces ("invoke name=") are exact. Every reader of markers
-// (the parser generator, the response-template writer) follows this one shape.
+// whitespace run holding a line break inside it ("</arg_key>\n<arg_value>"), match a run of
+// 0..max_marker_space whitespace characters; other spaces ("invoke name=") are exact. Every
+// reader of markers (the parser generator, the response-template writer) follows this shape.
+inline constexpr std::uint32_t max_marker_space = 16;
 struct marker_shape {
-  bool space_before = false;        // leading whitespace: any run
-  bool space_after = false;         // trailing whitespace: any run
-  std::vector<std::string> pieces;  // literal parts; between two of them, any whitespace run
+  bool space_before = false;        // leading whitespace: a flexible run
+  bool space_after = false;         // trailing whitespace: a flexible run
+  std::vector<std::string> pieces;  // literal parts; between two of them, a flexible run
 };
 marker_shape shape_of_marker(std::string_view marker);
 
