@@ -24,6 +24,7 @@ DICTS = {
     "request_adapter": ["json", "schema", "markers"],
     "api_translate": ["json", "schema"],
     "response_template": ["json", "markers"],
+    "http_request": ["http"],
 }
 STREAM_CONFIGS = 10  # keep in sync with configs() in stream_session.cpp
 

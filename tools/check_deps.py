@@ -23,7 +23,8 @@ ALLOWED = {
     "response": {"base", "json", "chat", "stream"},
     "api": set(LIBRARY),
     "python": {"api"},
-    "server": set(LIBRARY) | {"response"},
+    "http": {"base"},
+    "server": set(LIBRARY) | {"response", "http"},
     "cli": set(LIBRARY) | {"server", "response"},
     "conformance": set(LIBRARY) | {"response"},  # tests/conformance: end-to-end tests over all modules
 }
