@@ -17,6 +17,16 @@ base::error bad(const std::string& path, std::string message, std::string expect
                           std::move(where), std::move(expected));
 }
 
+// Template variables the request and the template's own context set: kwargs cannot replace
+// them (a client could otherwise swap the validated messages or tools for others).
+bool is_owned_template_variable(std::string_view name) {
+  for (std::string_view owned : {"messages", "tools", "add_generation_prompt", "bos_token",
+                                 "eos_token", "raise_exception", "strftime_now"}) {
+    if (name == owned) return true;
+  }
+  return false;
+}
+
 base::error wrong_type(const std::string& path, const json::value& v, const char* expected) {
   return bad(path, std::string("expected ") + expected + ", got " + json::type_name(v), expected);
 }
@@ -249,6 +259,14 @@ base::result<request> request::from_json(const json::value& body) {
   }
   if (const auto k = body.find("chat_template_kwargs"); k != body.end() && !k->is_null()) {
     if (!k->is_object()) return wrong_type("$.chat_template_kwargs", *k, "an object");
+    for (auto it = k->begin(); it != k->end(); ++it) {
+      if (is_owned_template_variable(it.key())) {
+        return bad("$.chat_template_kwargs." + it.key(),
+                   "chat_template_kwargs may not set '" + it.key() +
+                       "': the request's own fields and the template's special tokens set it",
+                   "another variable name");
+      }
+    }
     r.chat_template_kwargs = *k;
   }
   if (const auto a = body.find("add_generation_prompt"); a != body.end() && !a->is_null()) {
