@@ -134,18 +134,22 @@ void add_count(CLI::App& cmd, const std::string& name, std::size_t& value, std::
 void add_limit_options(CLI::App& cmd, serve_args& args) {
   auto& so = args.server;
   add_count(cmd, "--threads", so.threads, 1, 4096, "worker threads (concurrent requests)");
-  add_count(cmd, "--max-queued-connections", so.max_queued_connections, 0, 1u << 20,
-            "connections waiting for a worker (0 = 4 x threads); more get 503");
-  add_count(cmd, "--overflow-threads", so.overflow_threads, 1, 256,
-            "threads answering 503 to connections past the queue");
+  add_count(cmd, "--max-queued-requests", so.max_queued_requests, 0, 1u << 20,
+            "complete requests waiting for a worker (0 = 4 x threads); more get 503");
+  add_count(cmd, "--max-connections", so.max_connections, 1, 1u << 20,
+            "open client connections; more get 503 and are closed");
+  add_count(cmd, "--max-connections-per-client", so.max_connections_per_client, 1, 1u << 20,
+            "open connections from one client address; more get 503 and are closed");
   add_count(cmd, "--max-body-bytes", so.max_body_bytes, 1, std::size_t{1} << 40,
             "request body limit (413 beyond)");
   add_count(cmd, "--max-head-bytes", so.max_head_bytes, 1024, 16u << 20,
             "request line + headers limit (431 beyond)");
-  add_seconds(cmd, "--read-timeout", so.client_read_timeout,
-              "seconds of client silence while reading a request");
+  add_count(cmd, "--max-request-line", so.max_request_line, 256, 16u << 20,
+            "request line limit (414 beyond)");
   add_seconds(cmd, "--write-timeout", so.client_write_timeout,
-              "seconds a client may stall reading the response");
+              "seconds a write to a client may make no progress");
+  add_seconds(cmd, "--write-budget", so.client_write_budget,
+              "seconds a response may wait in all for a client that reads slowly");
   add_seconds(cmd, "--request-deadline", so.request_deadline,
               "seconds for a whole request (head + body) to arrive (408 beyond)");
   add_seconds(cmd, "--keep-alive-timeout", so.keep_alive_timeout,
@@ -156,6 +160,8 @@ void add_limit_options(CLI::App& cmd, serve_args& args) {
               "seconds of backend silence before giving up");
   add_seconds(cmd, "--backend-connect-timeout", args.backend_limits.connect_timeout,
               "seconds to connect to the backend");
+  add_seconds(cmd, "--backend-deadline", args.backend_limits.deadline,
+              "seconds a whole backend request may take (504 beyond; default: no limit)");
   add_count(cmd, "--backend-max-bytes", args.backend_limits.max_response_bytes, 1024,
             std::size_t{1} << 40, "backend answer limit (completion text, one SSE event)");
 }

@@ -1,12 +1,17 @@
 // Backend clients: builds the llama.cpp `/completion` or OpenAI `/v1/completions` body, sends
 // it with cpp-httplib and reads the answer, as an SSE stream (decoded event by event, handed to
 // the caller as text chunks) or as one JSON body. Every failure becomes a typed backend_error
-// so the gateway never turns a backend problem into a 500.
+// so the gateway never turns a backend problem into a 500, each labelled by its cause. A
+// cancelled request or a passed deadline shuts the backend socket down from another thread, so
+// a backend that is silent is left at once.
 #include "chatpeg/server/backend.h"
 
 #include <httplib.h>
 
+#include <atomic>
 #include <utility>
+
+#include "backend_socket.h"
 
 namespace chatpeg::server {
 
@@ -57,6 +62,86 @@ void configure(httplib::Client& cli, const backend_options& o) {
   cli.set_keep_alive(false);
 }
 
+using clock_type = std::chrono::steady_clock;
+
+// One HTTP exchange with the backend, guarded: httplib's socket kept (a duplicate) so the
+// request's cancellation and the deadline can abort it from another thread at once, the time
+// of the last byte received, and the label of a failure. complete() and tokenize() both run
+// through it.
+class guarded_exchange {
+ public:
+  guarded_exchange(httplib::Client& cli, const backend_options& options,
+                   detail::deadline_timer* timer, base::cancel_source* cancel)
+      : options_(options), on_cancel_(cancel, [this] { sock_.abort(); }), timer_(timer) {
+    cli.set_socket_options([this](socket_t fd) { sock_.adopt(fd); });
+    if (timer_ != nullptr) {
+      timer_id_ = timer_->at(started_ + options_.deadline, [this] {
+        deadline_hit_ = true;
+        sock_.abort();
+      });
+    }
+  }
+  ~guarded_exchange() {
+    if (timer_ != nullptr) timer_->remove(timer_id_);
+  }
+  guarded_exchange(const guarded_exchange&) = delete;
+  guarded_exchange& operator=(const guarded_exchange&) = delete;
+
+  void saw_data() { last_activity_ = clock_type::now(); }
+
+  // The deadline passed, or the caller cancelled: what ended the exchange, if either did.
+  std::optional<backend_error> interrupted(const base::cancel_source* cancel) const {
+    if (deadline_hit_) {
+      return make(backend_errc::deadline, "no complete answer within the " +
+                                              std::to_string(options_.deadline.count()) +
+                                              " s backend deadline");
+    }
+    if (cancel != nullptr && cancel->cancelled()) {
+      return make(backend_errc::cancelled, "request cancelled");
+    }
+    return std::nullopt;
+  }
+
+  // Why the exchange broke without a complete answer: the backend could not be reached, went
+  // silent for the read timeout, closed or reset the connection, or sent bytes that are not
+  // an HTTP answer (the kernel counts what it sent though httplib consumed it; the count
+  // includes the sequence number of its FIN, so more than 1 means data).
+  backend_error broken(httplib::Error err, bool answered, std::string_view what) const {
+    const std::string where = "backend " + options_.url + std::string(what) + ": ";
+    if (!answered && err == httplib::Error::Connection) {
+      return make(backend_errc::unreachable, where + httplib::to_string(err));
+    }
+    // httplib gives up after read_timeout of silence (a little less is still the timeout).
+    const auto silent = clock_type::now() - last_activity_;
+    if (silent + std::chrono::milliseconds(250) >= options_.read_timeout) {
+      return make(backend_errc::timeout,
+                  where + "no data for " + std::to_string(options_.read_timeout.count()) + " s");
+    }
+    if (answered) {
+      return make(backend_errc::disconnected,
+                  where + "the connection broke mid-answer (" + httplib::to_string(err) + ")");
+    }
+    const auto received = sock_.bytes_received();
+    if (received && *received > 1) {
+      return make(backend_errc::bad_response,
+                  where + "the answer is not an HTTP response (" + httplib::to_string(err) + ")");
+    }
+    return make(
+        backend_errc::disconnected,
+        where + "the connection was closed without an answer (" + httplib::to_string(err) + ")");
+  }
+
+ private:
+  const backend_options& options_;
+  detail::backend_socket sock_;  // before the callbacks that use it
+  std::atomic<bool> deadline_hit_{false};
+  clock_type::time_point started_ = clock_type::now();
+  clock_type::time_point last_activity_ = started_;
+  base::cancel_callback on_cancel_;
+  detail::deadline_timer* timer_;
+  std::uint64_t timer_id_ = 0;
+};
+
 }  // namespace
 
 std::optional<backend_type> parse_backend_type(std::string_view name) {
@@ -81,6 +166,10 @@ std::string_view backend_errc_name(backend_errc code) {
       return "backend_timeout";
     case backend_errc::cancelled:
       return "cancelled";
+    case backend_errc::disconnected:
+      return "backend_disconnected";
+    case backend_errc::deadline:
+      return "backend_deadline";
   }
   return "backend_error";
 }
@@ -254,6 +343,7 @@ std::optional<backend_error> decode_openai(const json::value& v, decoded& out) {
 }  // namespace detail
 
 backend_client::backend_client(backend_options options) : options_(std::move(options)) {
+  if (options_.deadline.count() > 0) timer_ = std::make_shared<detail::deadline_timer>();
   std::string_view url = options_.url;
   const auto scheme_end = url.find("://");
   const std::size_t host_start = scheme_end == std::string_view::npos ? 0 : scheme_end + 3;
@@ -268,14 +358,19 @@ backend_client::backend_client(backend_options options) : options_(std::move(opt
 
 backend_outcome backend_client::complete(const completion_params& params,
                                          const chunk_callback& on_chunk,
-                                         const std::atomic<bool>* cancel) const {
+                                         base::cancel_source* cancel) const {
   backend_outcome outcome;
+  if (cancel != nullptr && cancel->cancelled()) {  // nobody waits for an answer: do not ask
+    outcome.error = make(backend_errc::cancelled, "request cancelled");
+    return outcome;
+  }
   if (scheme_host_.rfind("http://", 0) != 0) {
     outcome.error = make(backend_errc::unreachable, "only http:// backends are supported");
     return outcome;
   }
   httplib::Client cli(scheme_host_);
   configure(cli, options_);
+  guarded_exchange guard(cli, options_, timer_.get(), cancel);
 
   const bool openai = options_.type == backend_type::openai;
   httplib::Request req;
@@ -339,13 +434,15 @@ backend_outcome backend_client::complete(const completion_params& params,
   };
 
   req.response_handler = [&](const httplib::Response& r) {
+    guard.saw_data();
     status = r.status;
     content_type = r.get_header_value("Content-Type");
     return true;
   };
   req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t,
                              std::uint64_t) -> bool {
-    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+    guard.saw_data();
+    if (cancel != nullptr && cancel->cancelled()) {
       cancelled = true;
       return false;
     }
@@ -376,6 +473,10 @@ backend_outcome backend_client::complete(const completion_params& params,
   httplib::Error err = httplib::Error::Success;
   const bool sent = cli.send(req, res, err);
 
+  if (auto stop = guard.interrupted(cancel)) {
+    outcome.error = std::move(stop);
+    return outcome;
+  }
   if (cancelled) {
     outcome.error = make(backend_errc::cancelled, "request cancelled");
     return outcome;
@@ -384,10 +485,9 @@ backend_outcome backend_client::complete(const completion_params& params,
     outcome.error = std::move(failure);
     return outcome;
   }
+  const auto broken = [&] { return guard.broken(err, status != 0, ""); };
   if (!sent && status == 0) {
-    const bool timed_out = err == httplib::Error::Read;
-    outcome.error = make(timed_out ? backend_errc::timeout : backend_errc::unreachable,
-                         "backend " + options_.url + ": " + httplib::to_string(err));
+    outcome.error = broken();
     return outcome;
   }
   if (status < 200 || status >= 300) {
@@ -402,9 +502,7 @@ backend_outcome backend_client::complete(const completion_params& params,
     return outcome;
   }
   if (!sent) {
-    const bool timed_out = err == httplib::Error::Read;
-    outcome.error = make(timed_out ? backend_errc::timeout : backend_errc::bad_response,
-                         "backend connection failed mid-answer: " + httplib::to_string(err));
+    outcome.error = broken();
     return outcome;
   }
   if (params.stream) {
@@ -452,8 +550,13 @@ backend_outcome backend_client::complete(const completion_params& params,
   return outcome;
 }
 
-backend_client::tokenize_result backend_client::tokenize(std::string_view text) const {
+backend_client::tokenize_result backend_client::tokenize(std::string_view text,
+                                                         base::cancel_source* cancel) const {
   tokenize_result out;
+  if (cancel != nullptr && cancel->cancelled()) {
+    out.error = make(backend_errc::cancelled, "request cancelled");
+    return out;
+  }
   if (options_.type != backend_type::llamacpp) {
     out.error = make(backend_errc::http_status, "the openai backend type has no /tokenize", 404);
     return out;
@@ -464,6 +567,7 @@ backend_client::tokenize_result backend_client::tokenize(std::string_view text) 
   }
   httplib::Client cli(scheme_host_);
   configure(cli, options_);
+  guarded_exchange guard(cli, options_, timer_.get(), cancel);
   json::value body = {
       {"content", std::string(text)}, {"add_special", false}, {"parse_special", true}};
   // The answer is read into at most max_error_body bytes (a marker list's ids are far less).
@@ -475,6 +579,7 @@ backend_client::tokenize_result backend_client::tokenize(std::string_view text) 
   std::string answer;
   bool too_long = false;
   req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
+    guard.saw_data();
     if (n > max_error_body - answer.size()) {
       too_long = true;
       return false;
@@ -485,6 +590,10 @@ backend_client::tokenize_result backend_client::tokenize(std::string_view text) 
   httplib::Response res;
   httplib::Error err = httplib::Error::Success;
   const bool sent = cli.send(req, res, err);
+  if (auto stop = guard.interrupted(cancel)) {
+    out.error = std::move(stop);
+    return out;
+  }
   if (res.status > 0 && (res.status < 200 || res.status >= 300)) {
     out.error = make(backend_errc::http_status,
                      "backend /tokenize answered HTTP " + std::to_string(res.status), res.status);
@@ -495,9 +604,7 @@ backend_client::tokenize_result backend_client::tokenize(std::string_view text) 
     return out;
   }
   if (!sent) {
-    const bool timed_out = err == httplib::Error::Read;
-    out.error = make(timed_out ? backend_errc::timeout : backend_errc::unreachable,
-                     "backend " + options_.url + "/tokenize: " + httplib::to_string(err));
+    out.error = guard.broken(err, res.status > 0, "/tokenize");
     return out;
   }
   auto parsed = json::parse(answer);

@@ -84,7 +84,16 @@ std::optional<openai_error> parse_chat_json(const json::value& body, chat_call& 
   completion_params& p = out.params;
   for (const char* k : {"max_completion_tokens", "max_tokens"}) {
     if (!present(body, k)) continue;
-    const auto n = body[k].get<std::int64_t>();
+    // The backends count tokens in a 32-bit int (llama.cpp's n_predict): a larger value is
+    // refused rather than wrapped.
+    constexpr std::int64_t most = 2147483647;
+    const json::value& v = body[k];
+    const bool too_large =
+        v.is_number_unsigned() ? v.get<std::uint64_t>() > most : v.get<std::int64_t>() > most;
+    if (too_large) {
+      return bad_field(json::path_key("$", k), "must be at most " + std::to_string(most));
+    }
+    const auto n = v.get<std::int64_t>();
     if (n < 1) return bad_field(json::path_key("$", k), "must be at least 1");
     p.max_tokens = n;
     break;
@@ -168,8 +177,10 @@ openai_error error_from(const base::error& e) {
 }
 
 openai_error error_from(const backend_error& e) {
-  // A backend that went silent is a gateway timeout; anything else it did wrong is a 502.
-  return openai_error{.status = e.code == backend_errc::timeout ? 504 : 502,
+  // A backend that went silent or ran out of time is a gateway timeout; anything else it did
+  // wrong is a 502.
+  const bool late = e.code == backend_errc::timeout || e.code == backend_errc::deadline;
+  return openai_error{.status = late ? 504 : 502,
                       .message = "backend failure: " + e.message,
                       .type = "backend_error",
                       .code = std::string(backend_errc_name(e.code))};

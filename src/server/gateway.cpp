@@ -1,12 +1,12 @@
-// The HTTP side of the gateway: cpp-httplib server, routes, request log, limits. A streaming
-// completion reads the backend on a helper thread that queues chunks; the response is
-// answered with a 502 if the backend fails before its first byte, else it streams SSE chunks
-// and ends with an error event if the backend fails later. A client that goes away cancels
-// the backend read. Nothing the model writes can cause a 500 (see pipeline.h).
+// The HTTP side of the gateway on http::server: routes, request log and metrics, answers in
+// each API's shape. Cheap routes (/health, /v1/models, /metrics, 401, 404) are answered on
+// the server's loop, so they answer while every worker is busy; the chat routes run on a
+// worker. A streaming completion reads the backend on a helper thread that queues chunks
+// (bounded in bytes, overhead counted); the response is a 502/504 if the backend fails before
+// its first byte, else an SSE stream that ends with an error event if the backend fails later.
+// A client that goes away cancels the request: the backend read stops at once. Nothing the
+// model writes can cause a 500 (see pipeline.h).
 #include "chatpeg/server/gateway.h"
-
-#include <httplib.h>
-#include <sys/socket.h>
 
 #include <condition_variable>
 #include <cstdio>
@@ -16,8 +16,8 @@
 
 #include "api.h"
 #include "auth.h"
+#include "chatpeg/http/server.h"
 #include "completion.h"
-#include "connection.h"
 #include "messages_api.h"
 #include "metrics.h"
 #include "pipeline.h"
@@ -31,14 +31,13 @@ using clock_type = std::chrono::steady_clock;
 
 using detail::api_kind;
 
-// Per-request facts for the log line. Handlers, content providers and the logger of one
-// request all run on the same worker thread, so a thread_local carries them.
+// Per-request facts for the log line and /metrics. A worker's handler and the log call after
+// it run on the same thread, as do the loop's answers and their log calls: a thread_local
+// carries them.
 struct request_stats {
-  clock_type::time_point start;
   std::optional<std::int64_t> prompt_tokens;
   std::optional<std::int64_t> completion_tokens;
-  std::string note;  // warning or error summary
-  // For /metrics.
+  std::string note;                                   // warning or error summary
   std::optional<clock_type::time_point> first_delta;  // streaming: the first delta sent
   std::int64_t tool_calls = 0;
   bool parse_fallback = false;
@@ -47,15 +46,15 @@ struct request_stats {
 };
 thread_local request_stats current_stats;
 
-void send_json(httplib::Response& res, int status, const json::value& v) {
-  res.status = status;
-  res.set_content(json::dump(v), "application/json");
+http::response json_response(int status, const json::value& v) {
+  return {
+      .status = status, .headers = {{"Content-Type", "application/json"}}, .body = json::dump(v)};
 }
 
 // An error in the shape of the request's API.
-void send_error(httplib::Response& res, const detail::openai_error& e) {
+http::response error_response(const detail::openai_error& e) {
   current_stats.note = e.message;
-  send_json(res, e.status, detail::error_json(current_stats.api, e));
+  return json_response(e.status, detail::error_json(current_stats.api, e));
 }
 
 // Token ids for session feed: one per byte, -1 where a token continues. Only exact when the
@@ -67,161 +66,60 @@ std::vector<std::int32_t> byte_tokens(const backend_chunk& c) {
   return out;
 }
 
+// What a queued backend chunk costs in memory: its text, its token ids and the bookkeeping
+// around them (a stream of one-byte chunks costs far more than its text).
+std::size_t queued_cost(const backend_chunk& c) {
+  return c.text.size() + c.tokens.size() * sizeof(std::int32_t) + sizeof(backend_chunk) + 32;
+}
+
+// Text for a log line: printable ASCII as it is, every other byte (controls, DEL, non-ASCII,
+// spaces, backslashes) as \xNN, so a request cannot forge lines or reach a terminal.
+std::string log_escape(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c > 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
 struct stream_job {
+  explicit stream_job(base::cancel_source& c) : cancel(c) {}
   api_kind api = api_kind::chat_completions;
   chat::prepared prepared;
   std::vector<special_token> specials;
   detail::output_reader reader;
   detail::chat_call call;
   detail::response_meta meta;
+  base::cancel_source& cancel;  // the request's: the client went away, a write failed
   std::mutex mutex;
   std::condition_variable cv;
   std::deque<backend_chunk> chunks;
-  std::size_t queued_bytes = 0;  // text in `chunks`
+  std::size_t queued_bytes = 0;  // queued_cost of `chunks`
   bool finished = false;
   backend_outcome outcome;
-  std::atomic<bool> cancel{false};
   std::thread worker;
 
-  // Backpressure: the backend reader waits while this much text is queued for a client that
-  // reads slower than the backend writes, so a stream holds at most this (plus one chunk).
-  static constexpr std::size_t max_queued_bytes = 1u << 20;
-
-  void stop_worker() {
-    {
-      std::lock_guard lock(mutex);
-      cancel = true;
-    }
-    cv.notify_all();
+  void join() {
     if (worker.joinable()) worker.join();
   }
-  ~stream_job() { stop_worker(); }
-};
-
-// True on the overflow lane's workers (see bounded_queue): requests read there get a 503.
-thread_local bool overflow_lane = false;
-
-// httplib's ThreadPool queues accepted connections without bound, and each waits for a worker
-// that may be held by a slow client for up to the read timeout: thousands of idle connections
-// would delay a real request by hours. This queue keeps at most max_queued connections
-// waiting for the regular workers (so a queued request waits at most about
-// max_queued / workers read timeouts); the rest go to a small overflow lane whose workers
-// read the request and answer 503 right away (an idle one is dropped after the read timeout).
-// Every job runs: each closes its socket.
-class bounded_queue final : public httplib::TaskQueue {
- public:
-  bounded_queue(std::size_t workers, std::size_t max_queued, std::size_t overflow_workers,
-                detail::connection_counters& counters)
-      : max_queued_(max_queued), counters_(counters) {
-    for (std::size_t i = 0; i < workers; ++i) {
-      threads_.emplace_back([this] { run(main_, main_cv_, false); });
-    }
-    for (std::size_t i = 0; i < overflow_workers; ++i) {
-      threads_.emplace_back([this] { run(overflow_, overflow_cv_, true); });
-    }
-  }
-  ~bounded_queue() override { shutdown(); }
-  bounded_queue(const bounded_queue&) = delete;
-  bounded_queue& operator=(const bounded_queue&) = delete;
-
-  void enqueue(std::function<void()> fn) override {
-    bool to_main;
+  // Ends the backend read (when still running) and waits for it.
+  void stop_worker(const char* why) {
+    bool running;
     {
-      std::lock_guard lock(mutex_);
-      to_main = main_.size() < max_queued_;
-      (to_main ? main_ : overflow_).push_back(std::move(fn));
-      if (to_main) detail::connection_counters::raise(counters_.peak_queued, main_.size());
+      std::lock_guard lock(mutex);
+      running = !finished;
     }
-    if (!to_main) counters_.overflowed.fetch_add(1, std::memory_order_relaxed);
-    (to_main ? main_cv_ : overflow_cv_).notify_one();
+    if (running) cancel.cancel(why);
+    join();
   }
-
-  void shutdown() override {
-    {
-      std::lock_guard lock(mutex_);
-      if (shutdown_) return;
-      shutdown_ = true;
-    }
-    main_cv_.notify_all();
-    overflow_cv_.notify_all();
-    for (auto& t : threads_) t.join();
-  }
-
- private:
-  void run(std::deque<std::function<void()>>& jobs, std::condition_variable& cv, bool overflow) {
-    overflow_lane = overflow;
-    if (overflow) detail::limited_server::mark_short_lane();
-    for (;;) {
-      std::function<void()> fn;
-      {
-        std::unique_lock lock(mutex_);
-        cv.wait(lock, [&] { return !jobs.empty() || shutdown_; });
-        if (jobs.empty()) return;  // shutdown, and every accepted socket handled
-        fn = std::move(jobs.front());
-        jobs.pop_front();
-      }
-      fn();
-    }
-  }
-
-  std::size_t max_queued_;
-  detail::connection_counters& counters_;
-  std::mutex mutex_;
-  std::condition_variable main_cv_, overflow_cv_;
-  std::deque<std::function<void()>> main_, overflow_;
-  bool shutdown_ = false;
-  std::vector<std::thread> threads_;
+  ~stream_job() { stop_worker("the response ended"); }
 };
-
-// The overflow lane's answer: 503, JSON, and the connection closed.
-void send_busy(httplib::Response& res, detail::connection_counters& counters) {
-  counters.busy_responses.fetch_add(1, std::memory_order_relaxed);
-  res.set_header("Connection", "close");
-  res.set_header("Retry-After", "1");
-  send_error(res, detail::openai_error{.status = 503,
-                                       .message = "server busy: too many connections",
-                                       .type = "server_error",
-                                       .code = "overloaded"});
-}
-
-// A request cut by the connection limits (connection.h): the error for it, and the connection
-// closed after answering. False when the current request was not cut.
-bool send_cut_error(httplib::Response& res) {
-  auto* strm = detail::current_stream();
-  if (strm == nullptr || strm->cut() == detail::cut_reason::none) return false;
-  res.set_header("Connection", "close");
-  const auto& limits = strm->limits();
-  switch (strm->cut()) {
-    case detail::cut_reason::deadline:
-      send_error(res, detail::openai_error{
-                          .status = 408,
-                          .message = "request not received within the " +
-                                     std::to_string(limits.request_deadline.count() / 1000) +
-                                     " s request deadline",
-                          .code = "request_timeout"});
-      break;
-    case detail::cut_reason::head_too_large:
-      send_error(res,
-                 detail::openai_error{.status = 431,
-                                      .message = "request head larger than " +
-                                                 std::to_string(limits.max_head_bytes) + " bytes",
-                                      .code = "head_too_large"});
-      break;
-    default:
-      send_error(res,
-                 detail::openai_error{
-                     .status = 413, .message = "request body too large", .code = "body_too_large"});
-      break;
-  }
-  return true;
-}
-
-// A burst of clients larger than httplib's backlog of 5 would otherwise see connections
-// dropped or reset before the server accepts them; listen() again on a listening socket only
-// changes its backlog.
-void widen_backlog(socket_t fd) {
-  if (fd != INVALID_SOCKET) ::listen(fd, SOMAXCONN);
-}
 
 }  // namespace
 
@@ -230,11 +128,9 @@ struct gateway::impl {
   gateway_options options;
   backend_client backend;
   special_token_cache special_tokens;
-  detail::connection_counters counters;
-  detail::limited_server http{counters};
-  int port = 0;
-  socket_t listen_fd = INVALID_SOCKET;
   detail::metrics metrics;
+  std::unique_ptr<http::server> http;
+  std::atomic<std::size_t> peak_stream_queued_bytes{0};
 
   impl(std::shared_ptr<const chat::chat_template> t, gateway_options o)
       : tmpl(std::move(t)), options(std::move(o)), backend(options.backend) {}
@@ -244,16 +140,17 @@ struct gateway::impl {
     return {.response_template = options.response_template, .tools = call.request.tools};
   }
 
-  // The end of a request: its metrics, then its log line.
-  void finish_request(const httplib::Request& req, const httplib::Response& res) {
+  // ---- the end of a request: metrics, then the log line ------------------------------------
+  void finish_request(const http::completed& c) {
     const auto& s = current_stats;
     const auto now = clock_type::now();
     const auto seconds = [&](clock_type::time_point t) {
-      return std::chrono::duration<double>(t - s.start).count();
+      return std::chrono::duration<double>(t - c.received_at).count();
     };
+    if (c.on_loop) metrics.request_started();  // answered at once: started and finished
     metrics.request_finished(
-        {.path = req.path,
-         .status = res.status,
+        {.path = c.path,
+         .status = c.status,
          .seconds = seconds(now),
          .first_delta_seconds =
              s.first_delta ? std::optional(seconds(*s.first_delta)) : std::nullopt,
@@ -261,20 +158,23 @@ struct gateway::impl {
          .completion_tokens = s.completion_tokens.value_or(0),
          .tool_calls = s.tool_calls,
          .parse_fallback = s.parse_fallback,
-         .backend_error = s.backend_error && *s.backend_error != backend_errc::timeout,
-         .backend_timeout = s.backend_error == backend_errc::timeout});
-    log_line(req, res, std::chrono::duration<double, std::milli>(now - s.start).count());
+         .backend_error = s.backend_error && *s.backend_error != backend_errc::timeout &&
+                          *s.backend_error != backend_errc::deadline,
+         .backend_timeout = s.backend_error == backend_errc::timeout ||
+                            s.backend_error == backend_errc::deadline});
+    log_line(c, std::chrono::duration<double, std::milli>(now - c.received_at).count());
+    current_stats = request_stats{};
   }
 
-  void log_line(const httplib::Request& req, const httplib::Response& res, double ms) const {
+  void log_line(const http::completed& c, double ms) const {
     if (options.server.log == log_format::none) return;
     const auto& s = current_stats;
     std::string line;
     if (options.server.log == log_format::json) {
       json::value v = json::value::object();
-      v["method"] = req.method;
-      v["path"] = req.path;
-      v["status"] = res.status;
+      v["method"] = c.method;
+      v["path"] = c.path;
+      v["status"] = c.status;
       v["latency_ms"] = static_cast<double>(static_cast<std::int64_t>(ms * 100)) / 100;
       v["prompt_tokens"] = s.prompt_tokens ? json::value(*s.prompt_tokens) : json::value();
       v["completion_tokens"] =
@@ -283,8 +183,9 @@ struct gateway::impl {
       line = json::dump(v);
     } else {
       char buf[64];
-      std::snprintf(buf, sizeof buf, " %d %.1fms", res.status, ms);
-      line = req.method + " " + req.path + buf;
+      std::snprintf(buf, sizeof buf, " %d %.1fms", c.status, ms);
+      line = (c.method.empty() ? std::string("-") : log_escape(c.method)) + " " +
+             (c.path.empty() ? std::string("-") : log_escape(c.path)) + buf;
       if (s.prompt_tokens) line += " prompt_tokens=" + std::to_string(*s.prompt_tokens);
       if (s.completion_tokens) {
         line += " completion_tokens=" + std::to_string(*s.completion_tokens);
@@ -298,43 +199,129 @@ struct gateway::impl {
     }
   }
 
+  // ---- requests answered by the loop ------------------------------------------------------------
+  // The error body of a request the server refuses itself (framing, 408, 503).
+  http::response error_body(int status, std::string_view code, std::string_view message,
+                            const http::request* partial) {
+    current_stats = request_stats{};
+    if (partial != nullptr) current_stats.api = detail::api_of_path(partial->path);
+    http::response r = error_response(
+        detail::openai_error{.status = status,
+                             .message = std::string(message),
+                             .type = status >= 500 ? "server_error" : "invalid_request_error",
+                             .code = std::string(code)});
+    if (status != 503) r.headers.push_back({"Connection", "close"});
+    return r;
+  }
+
+  // Whether the request may be served: no keys configured, /health, or one of the keys.
+  bool authorized(const http::request& req) const {
+    const auto& keys = options.server.api_keys;
+    if (keys.empty() || req.path == "/health") return true;
+    const std::string* auth = req.find("Authorization");
+    const std::string* x_key = req.find("x-api-key");
+    return detail::key_matches(keys, detail::presented_key(auth ? *auth : "", x_key ? *x_key : ""));
+  }
+
+  static bool is_worker_route(std::string_view path) {
+    for (std::string_view p : {"/v1/chat/completions", "/chat/completions", "/v1/chat/prepare",
+                               "/v1/messages", "/v1/responses", "/v1/messages/count_tokens"}) {
+      if (path == p) return true;
+    }
+    return false;
+  }
+
+  // Answers on the loop: the cheap GET routes, 401 and 404; nullopt hands the request to a
+  // worker (a POST to a chat route).
+  std::optional<http::response> inline_route(const http::request& req) {
+    current_stats = request_stats{.api = detail::api_of_path(req.path)};
+    if (!authorized(req)) {
+      http::response r = error_response(detail::openai_error{
+          .status = 401,
+          .message = "missing or wrong API key: send it as \"Authorization: Bearer KEY\" or "
+                     "\"x-api-key: KEY\"",
+          .code = "invalid_api_key"});
+      r.headers.push_back({"WWW-Authenticate", "Bearer"});
+      return r;
+    }
+    const bool get = req.method == "GET" || req.method == "HEAD";
+    if (req.method == "POST" && is_worker_route(req.path)) return std::nullopt;
+    if (get && req.path == "/health") {
+      return json_response(200,
+                           {{"status", "ok"},
+                            {"pipeline", detail::pipeline_description(options.response_template)}});
+    }
+    if (get && req.path == "/v1/models") {
+      json::value model = {{"id", options.server.model_name},
+                           {"object", "model"},
+                           {"created", detail::new_response_meta("").created},
+                           {"owned_by", "chatpeg"}};
+      return json_response(200, {{"object", "list"}, {"data", json::value::array({model})}});
+    }
+    if (get && req.path == "/metrics" && options.server.metrics) {
+      return http::response{
+          .status = 200,
+          .headers = {{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"}},
+          .body = metrics.render()};
+    }
+    return error_response(
+        detail::openai_error{.status = 404,
+                             .message = "no route for " + req.method + " " + req.path,
+                             .code = "not_found"});
+  }
+
+  // ---- requests answered by a worker
+  // --------------------------------------------------------------
+  void on_request(http::exchange& ex) {
+    const auto& req = ex.req();
+    current_stats = request_stats{.api = detail::api_of_path(req.path)};
+    metrics.request_started();
+    if (ex.cancel().cancelled()) return;  // the client left while the request waited
+    const std::string_view body = req.body;
+    if (req.path == "/v1/chat/prepare") return handle_prepare(body, ex);
+    if (req.path == "/v1/messages") return handle_messages(body, ex);
+    if (req.path == "/v1/responses") return handle_responses(body, ex);
+    if (req.path == "/v1/messages/count_tokens") return handle_count_tokens(body, ex);
+    handle_chat(body, ex);
+  }
+
   // Parses and prepares a chat body; false after answering with an error.
-  bool prepare(std::string_view body, httplib::Response& res, detail::chat_call& call,
+  bool prepare(std::string_view body, http::exchange& ex, detail::chat_call& call,
                std::optional<chat::prepared>& prepared) {
     if (auto e = detail::parse_chat_body(body, call)) {
-      send_error(res, *e);
+      ex.respond(error_response(*e));
       return false;
     }
-    return prepare_call(res, call, prepared);
+    return prepare_call(ex, call, prepared);
   }
 
   // Another API's body translated to a chat call and prepared; false after answering.
   using translator = std::optional<detail::openai_error> (*)(const json::value&, json::value&);
-  bool prepare_translated(std::string_view body, translator translate, httplib::Response& res,
+  bool prepare_translated(std::string_view body, translator translate, http::exchange& ex,
                           detail::chat_call& call, std::optional<chat::prepared>& prepared) {
     auto parsed = json::parse(body);
     if (!parsed) {
-      send_error(
-          res, detail::openai_error{.message = "invalid JSON body: " + parsed.error().to_string()});
+      ex.respond(error_response(
+          detail::openai_error{.message = "invalid JSON body: " + parsed.error().to_string()}));
       return false;
     }
     json::value chat;
     if (auto e = translate(*parsed, chat)) {
-      send_error(res, *e);
+      ex.respond(error_response(*e));
       return false;
     }
     if (auto e = detail::parse_chat_json(chat, call)) {
-      send_error(res, *e);
+      ex.respond(error_response(*e));
       return false;
     }
-    return prepare_call(res, call, prepared);
+    return prepare_call(ex, call, prepared);
   }
 
-  bool prepare_call(httplib::Response& res, detail::chat_call& call,
+  bool prepare_call(http::exchange& ex, detail::chat_call& call,
                     std::optional<chat::prepared>& prepared) {
     auto p = detail::prepare_request(*tmpl, call.request, options.response_template);
     if (!p) {
-      send_error(res, detail::error_from(p.error()));
+      ex.respond(error_response(detail::error_from(p.error())));
       return false;
     }
     detail::apply_prepared(*p, call.params);
@@ -343,132 +330,65 @@ struct gateway::impl {
     return true;
   }
 
-  // httplib bounds Content-Length bodies by payload_max_length but reads chunked ones without
-  // limit: every body is read here, through a receiver that stops at max_body_bytes.
-  bool read_body(const httplib::ContentReader& reader, httplib::Response& res, std::string& body) {
-    const std::size_t max = options.server.max_body_bytes;
-    // The connection is not reused after a body that was not read to its end.
-    auto close_after = [&res] {
-      res.set_header("Connection", "close");
-      if (auto* strm = detail::current_stream()) strm->request_close();
-    };
-    bool too_large = false;
-    const bool ok = reader([&](const char* data, std::size_t n) {
-      if (n > max - body.size()) {
-        too_large = true;
-        return false;
-      }
-      body.append(data, n);
-      return true;
-    });
-    if (!ok && send_cut_error(res)) return false;
-    if (too_large || (!ok && res.status == 413)) {
-      close_after();
-      send_error(res, detail::openai_error{.status = 413,
-                                           .message = "request body too large (limit " +
-                                                      std::to_string(max) + " bytes)",
-                                           .code = "body_too_large"});
-      return false;
-    }
-    if (!ok) {
-      close_after();
-      send_error(res, detail::openai_error{.status = 400,
-                                           .message = "could not read the request body",
-                                           .code = "bad_body"});
-      return false;
-    }
-    return true;
-  }
-
-  // Whether the request may be served: no keys configured, /health, or one of the keys.
-  bool authorized(const httplib::Request& req) const {
-    const auto& keys = options.server.api_keys;
-    if (keys.empty() || req.path == "/health") return true;
-    const std::string auth = req.get_header_value("Authorization");
-    const std::string x_key = req.get_header_value("x-api-key");
-    return detail::key_matches(keys, detail::presented_key(auth, x_key));
-  }
-
-  static void send_unauthorized(httplib::Response& res) {
-    res.set_header("WWW-Authenticate", "Bearer");
-    send_error(res, detail::openai_error{
-                        .status = 401,
-                        .message = "missing or wrong API key: send it as \"Authorization: Bearer "
-                                   "KEY\" or \"x-api-key: KEY\"",
-                        .code = "invalid_api_key"});
-  }
-
-  using body_handler = void (impl::*)(std::string_view, httplib::Response&);
-  auto with_body(body_handler handler) {
-    return [this, handler](const httplib::Request& req, httplib::Response& res,
-                           const httplib::ContentReader& reader) {
-      std::string body;
-      if (!read_body(reader, res, body)) return;
-      if (overflow_lane)
-        return send_busy(res, counters);  // after reading: see the pre-routing handler
-      if (!authorized(req)) return send_unauthorized(res);  // after reading, as above
-      (this->*handler)(body, res);
-    };
-  }
-
-  void handle_prepare(std::string_view body, httplib::Response& res) {
+  void handle_prepare(std::string_view body, http::exchange& ex) {
     detail::chat_call call;
     std::optional<chat::prepared> prepared;
-    if (!prepare(body, res, call, prepared)) return;
-    send_json(res, 200, detail::prepare_report(*prepared, call.params, backend.options()));
+    if (!prepare(body, ex, call, prepared)) return;
+    ex.respond(
+        json_response(200, detail::prepare_report(*prepared, call.params, backend.options())));
   }
 
-  void handle_messages(std::string_view body, httplib::Response& res) {
+  void handle_messages(std::string_view body, http::exchange& ex) {
     detail::chat_call call;
     std::optional<chat::prepared> prepared;
     const translator messages = [](const json::value& b, json::value& chat) {
       return detail::messages_to_chat(b, chat);
     };
-    if (!prepare_translated(body, messages, res, call, prepared)) return;
-    answer(res, std::move(call), std::move(*prepared));
+    if (!prepare_translated(body, messages, ex, call, prepared)) return;
+    answer(ex, std::move(call), std::move(*prepared));
   }
 
-  void handle_responses(std::string_view body, httplib::Response& res) {
+  void handle_responses(std::string_view body, http::exchange& ex) {
     detail::chat_call call;
     std::optional<chat::prepared> prepared;
-    if (!prepare_translated(body, &detail::responses_to_chat, res, call, prepared)) return;
-    answer(res, std::move(call), std::move(*prepared));
+    if (!prepare_translated(body, &detail::responses_to_chat, ex, call, prepared)) return;
+    answer(ex, std::move(call), std::move(*prepared));
   }
 
   // POST /v1/messages/count_tokens: the rendered prompt's length in the backend's tokens.
-  void handle_count_tokens(std::string_view body, httplib::Response& res) {
+  void handle_count_tokens(std::string_view body, http::exchange& ex) {
     detail::chat_call call;
     std::optional<chat::prepared> prepared;
     const translator count_only = [](const json::value& b, json::value& chat) {
       return detail::messages_to_chat(b, chat, true);
     };
-    if (!prepare_translated(body, count_only, res, call, prepared)) return;
-    const auto t = backend.tokenize(prepared->prompt);
+    if (!prepare_translated(body, count_only, ex, call, prepared)) return;
+    const auto t = backend.tokenize(prepared->prompt, &ex.cancel());
     if (t.error) {
       auto e = detail::error_from(*t.error);
       e.message = "the backend cannot count tokens (" + t.error->message + ")";
-      send_error(res, e);
+      ex.respond(error_response(e));
       return;
     }
-    send_json(res, 200, {{"input_tokens", t.tokens.size()}});
+    ex.respond(json_response(200, {{"input_tokens", t.tokens.size()}}));
   }
 
-  void handle_chat(std::string_view body, httplib::Response& res) {
+  void handle_chat(std::string_view body, http::exchange& ex) {
     detail::chat_call call;
     std::optional<chat::prepared> prepared;
-    if (!prepare(body, res, call, prepared)) return;
-    answer(res, std::move(call), std::move(*prepared));
+    if (!prepare(body, ex, call, prepared)) return;
+    answer(ex, std::move(call), std::move(*prepared));
   }
 
   // Generates the answer to a prepared call, in the shape of the request's API.
-  void answer(httplib::Response& res, detail::chat_call call, chat::prepared prepared_call) {
-    std::optional<chat::prepared> prepared(std::move(prepared_call));
+  void answer(http::exchange& ex, detail::chat_call call, chat::prepared prepared) {
+    if (ex.cancel().cancelled()) return;  // the client left during preparation
     // Once per marker list (cached): which markers are single special tokens of the backend.
-    auto specials = special_tokens.lookup(backend, prepared->preserved_tokens);
+    auto specials = special_tokens.lookup(backend, prepared.preserved_tokens, &ex.cancel());
     if (call.stream) {
-      stream_chat(res, std::move(call), std::move(*prepared), std::move(specials));
+      stream_chat(ex, std::move(call), std::move(prepared), std::move(specials));
     } else {
-      complete_chat(res, call, *prepared, specials);
+      complete_chat(ex, call, prepared, specials);
     }
   }
 
@@ -481,17 +401,25 @@ struct gateway::impl {
     current_stats.tool_calls = static_cast<std::int64_t>(fin.message.tool_calls.size());
   }
 
-  void complete_chat(httplib::Response& res, const detail::chat_call& call,
+  // A backend failure: its error answer, noted for the log and /metrics.
+  static http::response backend_failure(const backend_error& e) {
+    current_stats.backend_error = e.code;
+    return error_response(detail::error_from(e));
+  }
+
+  void complete_chat(http::exchange& ex, const detail::chat_call& call,
                      const chat::prepared& prepared, const std::vector<special_token>& specials) {
     auto rs = detail::make_response_stream(prepared, specials, reader(call));
-    auto outcome = backend.complete(call.params, [&](backend_chunk&& c) {
-      const auto tokens = byte_tokens(c);
-      rs->feed(c.text, tokens);
-      return true;
-    });
+    auto outcome = backend.complete(
+        call.params,
+        [&](backend_chunk&& c) {
+          const auto tokens = byte_tokens(c);
+          rs->feed(c.text, tokens);
+          return true;
+        },
+        &ex.cancel());
     if (!outcome.ok()) {
-      current_stats.backend_error = outcome.error->code;
-      send_error(res, detail::error_from(*outcome.error));
+      ex.respond(backend_failure(*outcome.error));
       return;
     }
     auto fin = rs->finish(outcome.done.stop == stop_kind::limit);
@@ -504,34 +432,28 @@ struct gateway::impl {
     const detail::answer_end end{.reason = fin.reason,
                                  .stop_sequence = detail::matched_stop_sequence(call, outcome.done),
                                  .u = u};
-    send_json(res, 200, detail::answer_json(current_stats.api, meta, fin.message, end));
+    ex.respond(json_response(200, detail::answer_json(current_stats.api, meta, fin.message, end)));
   }
 
-  void stream_chat(httplib::Response& res, detail::chat_call call, chat::prepared prepared,
-                   std::vector<special_token> specials) {
-    auto job = std::make_shared<stream_job>();
-    job->api = current_stats.api;
-    job->prepared = std::move(prepared);
-    job->specials = std::move(specials);
-    job->reader = reader(call);
-    job->call = std::move(call);
-    job->meta = detail::new_response_meta(options.server.model_name);
-    stream_job* j = job.get();
-    job->worker = std::thread([this, j, &peak = counters.peak_stream_queued_bytes] {
+  // Reads the backend on a helper thread into the job's queue: the reader waits while the
+  // queue holds stream_buffer_bytes, so a client that reads slowly holds at most that.
+  void start_backend_reader(stream_job& job) {
+    job.worker = std::thread([this, j = &job] {
       auto outcome = backend.complete(
           j->call.params,
-          [j, &peak](backend_chunk&& c) {
+          [this, j](backend_chunk&& c) {
             {
               std::unique_lock lock(j->mutex);
               j->cv.wait(lock, [j] {
-                return j->queued_bytes < stream_job::max_queued_bytes || j->cancel.load();
+                return j->queued_bytes < stream_buffer_bytes || j->cancel.cancelled();
               });
-              j->queued_bytes += c.text.size();
-              detail::connection_counters::raise(peak, j->queued_bytes);
+              if (j->cancel.cancelled()) return false;
+              j->queued_bytes += queued_cost(c);
+              raise_peak(j->queued_bytes);
               j->chunks.push_back(std::move(c));
             }
             j->cv.notify_all();
-            return !j->cancel.load();
+            return true;
           },
           &j->cancel);
       {
@@ -539,36 +461,56 @@ struct gateway::impl {
         j->outcome = std::move(outcome);
         j->finished = true;
       }
-      j->cv.notify_one();
+      j->cv.notify_all();
     });
+  }
+
+  void raise_peak(std::size_t value) {
+    std::size_t seen = peak_stream_queued_bytes.load(std::memory_order_relaxed);
+    while (value > seen && !peak_stream_queued_bytes.compare_exchange_weak(
+                               seen, value, std::memory_order_relaxed)) {
+    }
+  }
+
+  void stream_chat(http::exchange& ex, detail::chat_call call, chat::prepared prepared,
+                   std::vector<special_token> specials) {
+    auto job = std::make_unique<stream_job>(ex.cancel());
+    job->api = current_stats.api;
+    job->prepared = std::move(prepared);
+    job->specials = std::move(specials);
+    job->reader = reader(call);
+    job->call = std::move(call);
+    job->meta = detail::new_response_meta(options.server.model_name);
+    // A cancelled request wakes whoever waits on the queue.
+    base::cancel_callback wake(&ex.cancel(), [j = job.get()] {
+      std::lock_guard lock(j->mutex);
+      j->cv.notify_all();
+    });
+    start_backend_reader(*job);
     {
       std::unique_lock lock(job->mutex);
-      job->cv.wait(lock, [&] { return !job->chunks.empty() || job->finished; });
+      job->cv.wait(
+          lock, [&] { return !job->chunks.empty() || job->finished || job->cancel.cancelled(); });
+      if (job->chunks.empty() && !job->finished) return;  // cancelled: nobody to answer
       if (job->chunks.empty() && !job->outcome.ok()) {
-        current_stats.backend_error = job->outcome.error->code;
-        const auto err = detail::error_from(*job->outcome.error);
+        const auto failure = backend_failure(*job->outcome.error);
         lock.unlock();
-        job->stop_worker();
-        send_error(res, err);
+        job->join();
+        ex.respond(failure);
         return;
       }
     }
-    res.status = 200;
-    res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider(
-        "text/event-stream",
-        [job](std::size_t, httplib::DataSink& sink) { return write_stream(*job, sink); },
-        [job](bool) { job->stop_worker(); });
+    auto& writer = ex.stream();
+    if (writer.start(200, {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"}})) {
+      write_stream(*job, writer);
+    }
+    job->stop_worker("the response stream ended");
   }
 
   // The stream in the shape of the request's API (its event writer), from the same deltas.
-  static bool write_stream(stream_job& job, httplib::DataSink& sink) {
+  static void write_stream(stream_job& job, http::response_writer& out) {
     auto events = detail::make_event_writer(job.api, job.meta);
-    auto write = [&](const std::string& s) {
-      if (s.empty() || sink.write(s.data(), s.size())) return true;
-      job.cancel = true;
-      return false;
-    };
+    auto write = [&](const std::string& s) { return s.empty() || out.write(s); };
     auto write_deltas = [&](const auto& deltas) {  // deltas or views: the same JSON
       for (const auto& d : deltas) {
         if (d.empty()) continue;
@@ -577,22 +519,16 @@ struct gateway::impl {
       }
       return true;
     };
-    if (!write(events->start())) return false;
+    if (!write(events->start())) return;
 
     auto rs = detail::make_response_stream(job.prepared, job.specials, job.reader);
     std::deque<backend_chunk> local;
     for (bool done = false; !done;) {
       {
         std::unique_lock lock(job.mutex);
-        if (!job.cv.wait_for(lock, std::chrono::milliseconds(250),
-                             [&] { return !job.chunks.empty() || job.finished; })) {
-          lock.unlock();
-          if (!sink.is_writable()) {
-            job.cancel = true;
-            return false;
-          }
-          continue;
-        }
+        job.cv.wait(lock,
+                    [&] { return !job.chunks.empty() || job.finished || job.cancel.cancelled(); });
+        if (job.chunks.empty() && !job.finished) return;  // cancelled: the client is gone
         local.swap(job.chunks);
         job.queued_bytes = 0;
         done = job.finished;
@@ -600,7 +536,7 @@ struct gateway::impl {
       job.cv.notify_all();  // the backend reader may wait for room
       for (auto& c : local) {
         const auto tokens = byte_tokens(c);
-        if (!write_deltas(rs->feed(c.text, tokens))) return false;
+        if (!write_deltas(rs->feed(c.text, tokens))) return;
       }
       local.clear();
     }
@@ -608,13 +544,12 @@ struct gateway::impl {
       current_stats.backend_error = job.outcome.error->code;
       const auto err = detail::error_from(*job.outcome.error);
       current_stats.note = err.message;
-      write(events->error(err));
-      sink.done();
-      return true;
+      if (write(events->error(err))) out.finish();
+      return;
     }
     auto fin = rs->finish(job.outcome.done.stop == stop_kind::limit);
     note_finish(fin);
-    if (!write_deltas(fin.deltas)) return false;
+    if (!write_deltas(fin.deltas)) return;
     const detail::usage u{.prompt_tokens = job.outcome.done.tokens_evaluated.value_or(0),
                           .completion_tokens = job.outcome.done.tokens_predicted.value_or(0)};
     current_stats.prompt_tokens = u.prompt_tokens;
@@ -624,104 +559,37 @@ struct gateway::impl {
         .stop_sequence = detail::matched_stop_sequence(job.call, job.outcome.done),
         .u = u,
         .include_usage = job.call.include_usage};
-    if (!write(events->finish(end))) return false;
-    sink.done();
-    return true;
+    if (write(events->finish(end))) out.finish();
   }
 
-  void configure() {
+  base::status configure() {
     const auto& so = options.server;
     const std::size_t threads = so.threads == 0 ? 1 : so.threads;
-    const std::size_t queued =
-        so.max_queued_connections == 0 ? 4 * threads : so.max_queued_connections;
-    const std::size_t overflow = so.overflow_threads == 0 ? 1 : so.overflow_threads;
-    http.new_task_queue = [this, threads, queued, overflow] {
-      return new bounded_queue(threads, queued, overflow, counters);
-    };
-    using std::chrono::milliseconds;
-    http.set_limits({.read_timeout = milliseconds(so.client_read_timeout),
-                     .write_timeout = milliseconds(so.client_write_timeout),
-                     .keep_alive_timeout = milliseconds(so.keep_alive_timeout),
-                     .request_deadline = milliseconds(so.request_deadline),
-                     .keep_alive_max_requests = so.keep_alive_max_requests,
-                     .max_head_bytes = so.max_head_bytes,
-                     .max_body_read_bytes = 2 * so.max_body_bytes + (64u << 10)});
-    // httplib's default sets SO_REUSEPORT, which lets a second listener share our port and
-    // steal connections; plain SO_REUSEADDR only allows a quick restart. The descriptor is
-    // kept so bind() can widen httplib's fixed listen backlog of 5 (see widen_backlog).
-    http.set_socket_options([this](socket_t fd) {
-      int yes = 1;
-      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-      listen_fd = fd;
-    });
-    http.set_payload_max_length(so.max_body_bytes);
-    http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-      current_stats =
-          request_stats{.start = clock_type::now(), .api = detail::api_of_path(req.path)};
-      metrics.request_started();
-      // Requests with a body are refused by their handler, after httplib has read the body:
-      // closing a socket with unread input resets it, and the client might lose the 503.
-      if (overflow_lane && !req.has_header("Content-Length") &&
-          !req.has_header("Transfer-Encoding")) {
-        send_busy(res, counters);
-        return httplib::Server::HandlerResponse::Handled;
-      }
-      // Without a key, a request without a body is answered here (one with a body by its
-      // handler, once the body is read).
-      if (!authorized(req) && !req.has_header("Content-Length") &&
-          !req.has_header("Transfer-Encoding")) {
-        send_unauthorized(res);
-        return httplib::Server::HandlerResponse::Handled;
-      }
-      return httplib::Server::HandlerResponse::Unhandled;
-    });
-    http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
-      finish_request(req, res);
-    });
-    http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-      if (!res.body.empty()) return;
-      if (send_cut_error(res)) return;
-      detail::openai_error e{.status = res.status};
-      if (res.status == 404) {
-        e.message = "no route for " + req.method + " " + req.path;
-        e.code = "not_found";
-      } else if (res.status == 413) {
-        e.message = "request body too large";
-        e.code = "body_too_large";
-      } else {
-        e.message = "HTTP " + std::to_string(res.status);
-      }
-      send_error(res, e);
-    });
-    http.set_exception_handler(
-        [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-          send_error(res, detail::openai_error{
-                              .status = 500, .message = "internal error", .type = "server_error"});
-        });
-    http.Post("/v1/chat/completions", with_body(&impl::handle_chat));
-    http.Post("/chat/completions", with_body(&impl::handle_chat));
-    http.Post("/v1/chat/prepare", with_body(&impl::handle_prepare));
-    http.Post("/v1/messages", with_body(&impl::handle_messages));
-    http.Post("/v1/responses", with_body(&impl::handle_responses));
-    http.Post("/v1/messages/count_tokens", with_body(&impl::handle_count_tokens));
-    http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
-      json::value model = {{"id", options.server.model_name},
-                           {"object", "model"},
-                           {"created", detail::new_response_meta("").created},
-                           {"owned_by", "chatpeg"}};
-      send_json(res, 200, {{"object", "list"}, {"data", json::value::array({model})}});
-    });
-    if (options.server.metrics) {
-      http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-        res.status = 200;
-        res.set_content(metrics.render(), "text/plain; version=0.0.4; charset=utf-8");
-      });
-    }
-    http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
-      send_json(res, 200,
-                {{"status", "ok"},
-                 {"pipeline", detail::pipeline_description(options.response_template)}});
-    });
+    http::server_options ho;
+    ho.host = so.host;
+    ho.port = so.port;
+    ho.workers = threads;
+    ho.max_queued = so.max_queued_requests == 0 ? 4 * threads : so.max_queued_requests;
+    ho.max_connections = so.max_connections;
+    ho.max_connections_per_client = so.max_connections_per_client;
+    ho.limits = {.max_request_line = std::min(so.max_request_line, so.max_head_bytes),
+                 .max_head_bytes = so.max_head_bytes,
+                 .max_headers = 100,
+                 .max_body_bytes = so.max_body_bytes};
+    ho.keep_alive_timeout = so.keep_alive_timeout;
+    ho.request_deadline = so.request_deadline;
+    ho.write_timeout = so.client_write_timeout;
+    ho.write_budget = so.client_write_budget;
+    ho.keep_alive_max_requests = so.keep_alive_max_requests;
+    auto s = http::server::create(
+        std::move(ho), [this](http::exchange& ex) { on_request(ex); },
+        [this](const http::request& req) { return inline_route(req); },
+        [this](int status, std::string_view code, std::string_view message,
+               const http::request* partial) { return error_body(status, code, message, partial); },
+        [this](const http::completed& c) { finish_request(c); });
+    if (!s) return std::move(s).error();
+    http = std::move(*s);
+    return {};
   }
 };
 
@@ -736,70 +604,57 @@ base::result<std::unique_ptr<gateway>> gateway::create(
   if (so.max_head_bytes < 1024) {
     return base::make_error(base::errc::invalid_argument, "max_head_bytes must be at least 1024");
   }
-  if (so.request_deadline.count() <= 0 || so.client_read_timeout.count() <= 0 ||
-      so.client_write_timeout.count() <= 0 || so.keep_alive_timeout.count() <= 0) {
+  if (so.max_request_line < 256) {
+    return base::make_error(base::errc::invalid_argument, "max_request_line must be at least 256");
+  }
+  if (so.request_deadline.count() <= 0 || so.client_write_timeout.count() <= 0 ||
+      so.client_write_budget.count() <= 0 || so.keep_alive_timeout.count() <= 0) {
     return base::make_error(base::errc::invalid_argument,
                             "timeouts and the request deadline must be positive");
   }
   std::unique_ptr<gateway> g(new gateway());
   g->impl_ = std::make_unique<impl>(std::move(tmpl), std::move(options));
-  g->impl_->configure();
+  if (auto st = g->impl_->configure(); !st) return std::move(st).error();
   return g;
 }
 
-gateway::~gateway() {
-  if (impl_) impl_->http.stop();
-}
+gateway::~gateway() = default;
 
 base::status gateway::bind() {
-  const auto& so = impl_->options.server;
-  if (so.port == 0) {
-    const int port = impl_->http.bind_to_any_port(so.host);
-    if (port < 0) {
-      return base::make_error(base::errc::io_error, "cannot bind " + so.host + " (any port)");
-    }
-    impl_->port = port;
-    widen_backlog(impl_->listen_fd);
-    return {};
-  }
-  if (!impl_->http.bind_to_port(so.host, so.port)) {
-    return base::make_error(base::errc::io_error,
-                            "cannot bind " + so.host + ":" + std::to_string(so.port));
-  }
-  impl_->port = so.port;
-  widen_backlog(impl_->listen_fd);
-  return {};
+  return impl_->http->bind();
 }
 
 int gateway::port() const {
-  return impl_->port;
+  return impl_->http->port();
 }
 
 base::status gateway::listen() {
-  if (!impl_->http.listen_after_bind()) {
-    return base::make_error(base::errc::io_error, "the server stopped with an error");
-  }
-  return {};
+  return impl_->http->run();
 }
 
 void gateway::stop() {
-  impl_->http.stop();
+  impl_->http->stop();
 }
 
 gateway_stats gateway::stats() const {
-  const auto& c = impl_->counters;
-  constexpr auto relaxed = std::memory_order_relaxed;
-  return {.connections = c.connections.load(relaxed),
-          .requests = c.requests.load(relaxed),
-          .overflowed = c.overflowed.load(relaxed),
-          .busy_responses = c.busy_responses.load(relaxed),
-          .deadline_exceeded = c.deadline_exceeded.load(relaxed),
-          .too_large = c.too_large.load(relaxed),
-          .active_connections = c.active.load(relaxed),
-          .peak_active_connections = c.peak_active.load(relaxed),
-          .peak_queued_connections = c.peak_queued.load(relaxed),
-          .peak_request_bytes = c.peak_request_bytes.load(relaxed),
-          .peak_stream_queued_bytes = c.peak_stream_queued_bytes.load(relaxed)};
+  const auto s = impl_->http->stats();
+  return {
+      .connections = s.connections,
+      .requests = s.requests,
+      .rejected_connections = s.rejected_connections,
+      .busy_responses = s.busy_responses,
+      .deadline_exceeded = s.deadline_exceeded,
+      .framing_errors = s.framing_errors,
+      .too_large = s.too_large,
+      .client_gone = s.client_gone,
+      .write_timeouts = s.write_timeouts,
+      .open_connections = s.open_connections,
+      .peak_open_connections = s.peak_open_connections,
+      .busy_workers = s.busy_workers,
+      .peak_busy_workers = s.peak_busy_workers,
+      .peak_queued = s.peak_queued,
+      .peak_request_bytes = s.peak_request_bytes,
+      .peak_stream_queued_bytes = impl_->peak_stream_queued_bytes.load(std::memory_order_relaxed)};
 }
 
 }  // namespace chatpeg::server

@@ -7,7 +7,8 @@
 namespace chatpeg::server {
 
 std::vector<special_token> special_token_cache::lookup(const backend_client& backend,
-                                                       const std::vector<std::string>& preserved) {
+                                                       const std::vector<std::string>& preserved,
+                                                       base::cancel_source* cancel) {
   if (preserved.empty()) return {};
   std::string key;
   for (const auto& p : preserved) {
@@ -23,7 +24,7 @@ std::vector<special_token> special_token_cache::lookup(const backend_client& bac
   for (const auto& text : preserved) {
     if (text.empty()) continue;
     ++queries_;
-    auto r = backend.tokenize(text);
+    auto r = backend.tokenize(text, cancel);
     if (r.error) {
       const bool absent = r.error->code == backend_errc::http_status &&
                           (r.error->status == 404 || r.error->status == 501);

@@ -152,12 +152,22 @@ std::string post(const std::string& body, const std::string& extra_headers = "")
          extra_headers + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
-const char* const limit_flags[] = {
-    "--threads",          "--max-queued-connections", "--overflow-threads",
-    "--max-body-bytes",   "--max-head-bytes",         "--read-timeout",
-    "--write-timeout",    "--request-deadline",       "--keep-alive-timeout",
-    "--keep-alive-max",   "--backend-timeout",        "--backend-connect-timeout",
-    "--backend-max-bytes"};
+const char* const limit_flags[] = {"--threads",
+                                   "--max-queued-requests",
+                                   "--max-connections",
+                                   "--max-connections-per-client",
+                                   "--max-body-bytes",
+                                   "--max-head-bytes",
+                                   "--max-request-line",
+                                   "--write-timeout",
+                                   "--write-budget",
+                                   "--request-deadline",
+                                   "--keep-alive-timeout",
+                                   "--keep-alive-max",
+                                   "--backend-timeout",
+                                   "--backend-deadline",
+                                   "--backend-connect-timeout",
+                                   "--backend-max-bytes"};
 
 TEST_F(serve_cli, help_lists_every_limit_flag) {
   const auto r = run({"--help"});
@@ -179,11 +189,13 @@ TEST_F(serve_cli, bad_values_are_usage_errors_naming_the_flag) {
       {{"--max-body-bytes", "0"}, "--max-body-bytes"},
       {{"--max-body-bytes", "-5"}, "--max-body-bytes"},
       {{"--max-head-bytes", "100"}, "--max-head-bytes"},
-      {{"--read-timeout", "0"}, "--read-timeout"},
+      {{"--write-budget", "0"}, "--write-budget"},
+      {{"--backend-deadline", "0"}, "--backend-deadline"},
+      {{"--max-request-line", "10"}, "--max-request-line"},
       {{"--write-timeout", "-1"}, "--write-timeout"},
       {{"--request-deadline", "soon"}, "--request-deadline"},
       {{"--keep-alive-max", "0"}, "--keep-alive-max"},
-      {{"--overflow-threads", "0"}, "--overflow-threads"},
+      {{"--max-connections-per-client", "0"}, "--max-connections-per-client"},
       {{"--backend-timeout", "0"}, "--backend-timeout"},
       {{"--backend-max-bytes", "10"}, "--backend-max-bytes"},
       {{"--port", "70000"}, "--port"},
@@ -212,8 +224,8 @@ TEST_F(serve_cli, api_keys_from_flags_and_file) {
   const int port = wait_for_port();
   ASSERT_NE(port, 0);
   const auto get = [&](const std::string& headers) {
-    return http(port, "GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + headers +
-                          "\r\n");
+    return http(port,
+                "GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + headers + "\r\n");
   };
   EXPECT_EQ(get("").rfind("HTTP/1.1 401", 0), 0u);
   EXPECT_EQ(get("Authorization: Bearer sk-from-flag\r\n").rfind("HTTP/1.1 200", 0), 0u);

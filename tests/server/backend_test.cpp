@@ -1,11 +1,16 @@
 // Backend clients: SSE reassembly over every split, llama.cpp / OpenAI event decoding, the
-// request bodies of both protocols, and typed failures (unreachable, HTTP error, garbage,
-// error event) against the in-process fixture backend.
+// request bodies of both protocols, typed failures labelled by cause (unreachable, HTTP error,
+// garbage, a closed connection, silence, the deadline, an error event) against the in-process
+// fixture backend and a raw TCP one, and cancellation that leaves a silent backend at once.
 #include "chatpeg/server/backend.h"
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
+#include "server/completion.h"
 #include "fixture_backend.h"
+#include "raw_backend.h"
 
 namespace chatpeg::server {
 namespace {
@@ -238,6 +243,95 @@ TEST(BackendClient, CallbackFalseCancels) {
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.error->code, backend_errc::cancelled);
   EXPECT_EQ(calls, 2);
+}
+
+struct label_case {
+  const char* name;
+  testing::raw_backend::behaviour behaviour;
+  backend_errc expected;
+  int status;  // the gateway's answer for it
+};
+
+// What a backend did wrong, told apart: it closed without answering (a crash), answered bytes
+// that are not HTTP, or went silent for the read timeout — 502, 502, 504.
+TEST(BackendClient, FailuresAreLabelledByTheirCause) {
+  using testing::raw_backend;
+  const label_case cases[] = {
+      {"closes without answering", raw_backend::behaviour::close_silently,
+       backend_errc::disconnected, 502},
+      {"answers garbage", raw_backend::behaviour::send_garbage, backend_errc::bad_response, 502},
+      {"stays silent", raw_backend::behaviour::stay_silent, backend_errc::timeout, 504},
+  };
+  for (const auto& c : cases) {
+    for (bool stream : {false, true}) {
+      SCOPED_TRACE(std::string(c.name) + (stream ? " (stream)" : ""));
+      raw_backend rb(c.behaviour);
+      backend_client client({.url = rb.url(),
+                             .connect_timeout = std::chrono::seconds(2),
+                             .read_timeout = std::chrono::seconds(1)});
+      auto out =
+          client.complete({.prompt = "x", .stream = stream}, [](backend_chunk&&) { return true; });
+      ASSERT_FALSE(out.ok());
+      EXPECT_EQ(out.error->code, c.expected) << out.error->message;
+      EXPECT_EQ(detail::error_from(*out.error).status, c.status);
+    }
+  }
+  // A stream dropped after it began is a disconnection too.
+  fixture_backend fx;
+  fx.reply_with(scripted_reply{.chunks = {"a"}, .drop_mid_stream = true});
+  auto r = run(fx, backend_type::llamacpp, true);
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_EQ(r.outcome.error->code, backend_errc::disconnected) << r.outcome.error->message;
+}
+
+// Cancelling leaves a backend that has not sent a byte at once (not at its next byte or the
+// read timeout), and the backend sees the connection close.
+TEST(BackendClient, CancelLeavesASilentBackendAtOnce) {
+  testing::raw_backend rb(testing::raw_backend::behaviour::stay_silent);
+  backend_client client({.url = rb.url(), .read_timeout = std::chrono::seconds(60)});
+  base::cancel_source cancel;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    cancel.cancel("the client went away");
+  });
+  const auto start = std::chrono::steady_clock::now();
+  auto out = client.complete(
+      {.prompt = "x"}, [](backend_chunk&&) { return true; }, &cancel);
+  const auto took = std::chrono::steady_clock::now() - start;
+  canceller.join();
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error->code, backend_errc::cancelled) << out.error->message;
+  EXPECT_LT(took, std::chrono::seconds(2));
+  for (int i = 0; i < 200 && rb.client_closes() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(rb.client_closes(), 1);
+  // Cancelled before it starts: no connection is made at all, or it is shut at once.
+  base::cancel_source early;
+  early.cancel("gone");
+  auto again = client.complete(
+      {.prompt = "x"}, [](backend_chunk&&) { return true; }, &early);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error->code, backend_errc::cancelled);
+}
+
+// The deadline bounds a whole request, however steadily the backend streams.
+TEST(BackendClient, TheDeadlineBoundsTheWholeRequest) {
+  fixture_backend fx;
+  std::vector<std::string> chunks(40, "tick ");
+  fx.reply_with(scripted_reply{.chunks = chunks, .delay = std::chrono::milliseconds(100)});
+  backend_client client({.url = fx.url(), .deadline = std::chrono::seconds(1)});
+  std::string got;
+  auto out = client.complete({.prompt = "x"}, [&](backend_chunk&& c) {
+    got += c.text;
+    return true;
+  });
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error->code, backend_errc::deadline) << out.error->message;
+  EXPECT_EQ(detail::error_from(*out.error).status, 504);
+  EXPECT_EQ(detail::error_from(*out.error).code, "backend_deadline");
+  EXPECT_FALSE(got.empty());
+  EXPECT_LT(got.size(), 40u * 5u);  // cut before the end (4 s of ticks)
 }
 
 }  // namespace

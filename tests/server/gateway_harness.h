@@ -178,7 +178,7 @@ class gateway_harness {
       logs.emplace_back(line);
     };
     backend_base.type = type;
-    backend_base.url = backend.url();
+    if (backend_base.url == backend_options{}.url) backend_base.url = backend.url();  // else the test's
     auto g = gateway::create(*tmpl, {.server = server,
                                      .backend = backend_base,
                                      .response_template = std::move(response_template)});

@@ -1,21 +1,28 @@
 // Clients for raw text-completion backends: llama.cpp's `POST /completion` and any
 // OpenAI-compatible `POST /v1/completions`, streaming (SSE) or not. Failures are typed
-// (unreachable, HTTP status, garbage, timeout, cancelled) so the gateway can map them to 502.
+// (unreachable, HTTP status, garbage, disconnected, timeout, deadline, cancelled) so the
+// gateway can answer 502 or 504 with the cause.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "chatpeg/base/cancel.h"
 #include "chatpeg/chat/prepare.h"
 #include "chatpeg/json/json.h"
 
 namespace chatpeg::server {
+
+namespace detail {
+class deadline_timer;
+}  // namespace detail
 
 enum class backend_type : std::uint8_t { llamacpp, openai };
 
@@ -28,6 +35,7 @@ struct backend_options {
   std::string url = "http://127.0.0.1:8080";  // scheme://host[:port][/base path]
   std::chrono::seconds connect_timeout{10};
   std::chrono::seconds read_timeout{600};  // longest silence between two received bytes
+  std::chrono::seconds deadline{0};        // longest time for a whole request; 0 = none
   // Bounds what one answer may hold in memory: the completion text (streamed or not), an
   // unstreamed body and any single SSE line or event. Beyond: bad_response, the read stops.
   std::size_t max_response_bytes = 16u << 20;
@@ -60,6 +68,8 @@ enum class backend_errc : std::uint8_t {
   bad_response,  // unparseable body or stream, missing fields
   timeout,       // read timeout while waiting for data
   cancelled,     // the caller cancelled (client disconnected)
+  disconnected,  // the backend closed or reset the connection before its answer was complete
+  deadline,      // the request took longer than backend_options::deadline in all
 };
 std::string_view backend_errc_name(backend_errc code);
 
@@ -100,10 +110,11 @@ class backend_client {
  public:
   explicit backend_client(backend_options options);
 
-  // Sends the request and reads the answer to the end. cancel (optional) is polled between
-  // received pieces; setting it stops reading the backend (code cancelled).
+  // Sends the request and reads the answer to the end. Cancelling `cancel` (optional) aborts
+  // the exchange at once, even while the backend is silent (code cancelled); so does the
+  // deadline (code deadline).
   backend_outcome complete(const completion_params& params, const chunk_callback& on_chunk,
-                           const std::atomic<bool>* cancel = nullptr) const;
+                           base::cancel_source* cancel = nullptr) const;
 
   // Token ids of `text` with special tokens recognized (llama.cpp `POST /tokenize`,
   // {"content", "add_special": false, "parse_special": true} → {"tokens": [...]}). The openai
@@ -113,14 +124,15 @@ class backend_client {
     std::optional<backend_error> error;
     std::vector<std::int32_t> tokens;
   };
-  tokenize_result tokenize(std::string_view text) const;
+  tokenize_result tokenize(std::string_view text, base::cancel_source* cancel = nullptr) const;
 
   const backend_options& options() const { return options_; }
 
  private:
   backend_options options_;
-  std::string scheme_host_;  // "http://host:port"
-  std::string base_path_;    // "" or "/prefix" without trailing slash
+  std::shared_ptr<detail::deadline_timer> timer_;  // with a deadline: cancels late requests
+  std::string scheme_host_;                        // "http://host:port"
+  std::string base_path_;                          // "" or "/prefix" without trailing slash
 };
 
 namespace detail {

@@ -27,33 +27,32 @@ namespace chatpeg::server {
 
 enum class log_format : std::uint8_t { text, json, none };
 
-// Connection handling under hostile clients: a connection occupies a worker from reading its
-// first byte to the end of its response (or of its keep-alive), so every wait is bounded by a
-// timeout and connections beyond what the workers can take are queued only up to a bound.
-// Connections accepted past that bound go to a small overflow lane that answers 503 (JSON,
-// Connection: close) instead of waiting; an idle one there is dropped after at most 1 s, a
-// trickling one after 3 s.
-// A request whose head and body have not arrived within request_deadline is cut (408 when it
-// can still be answered) and its connection closed, however steadily the client trickles.
+// Connection handling under hostile clients (http::server): connections that are idle or
+// still sending their request cost no worker — one event loop reads every request head and
+// body (within request_deadline from its first byte, and the head and body limits) and hands
+// complete requests to the workers; a request that finds max_queued_requests already waiting
+// is answered 503. /health, /v1/models and /metrics are answered by the loop, so they answer
+// while every worker is busy. A client that goes away cancels its request and its backend
+// read; a client that stops reading its response is given up after client_write_timeout
+// without progress or client_write_budget of waiting in all.
 struct server_options {
   std::string host = "127.0.0.1";
-  int port = 8080;                        // 0 = any free port (see gateway::port())
-  std::string model_name = "chatpeg";     // reported by /v1/models and in responses
-  std::size_t threads = 8;                // worker threads = concurrent requests served
-  std::size_t max_body_bytes = 8u << 20;  // larger bodies: 413 with a JSON error
-  // Request line + headers; larger heads: 431 (or the connection closed). Chunked bodies may
-  // carry framing up to max_body_bytes + 64 KiB on top of their payload.
-  std::size_t max_head_bytes = 64u << 10;
-  // Longest silence while reading a request (per read).
-  std::chrono::seconds client_read_timeout{30};
-  // The whole request (head and body) must arrive within this time from its first byte.
+  int port = 8080;                          // 0 = any free port (see gateway::port())
+  std::string model_name = "chatpeg";       // reported by /v1/models and in responses
+  std::size_t threads = 8;                  // worker threads = concurrent requests served
+  std::size_t max_body_bytes = 8u << 20;    // larger bodies: 413 with a JSON error
+  std::size_t max_head_bytes = 64u << 10;   // request line + headers; larger heads: 431
+  std::size_t max_request_line = 8u << 10;  // longer request lines (URIs): 414
+  // The whole request (head and body) must arrive within this time from its first byte (408).
   std::chrono::seconds request_deadline{30};
-  std::chrono::seconds client_write_timeout{30};  // a client that stops reading its response
+  std::chrono::seconds client_write_timeout{30};  // a write to the client without progress
+  std::chrono::seconds client_write_budget{120};  // waiting on a slow reader, per response
   std::chrono::seconds keep_alive_timeout{5};     // idle time between two requests
   std::size_t keep_alive_max_requests = 100;      // requests on one connection
-  // Accepted connections waiting for a worker; 0 = 4 x threads. Beyond: the overflow lane.
-  std::size_t max_queued_connections = 0;
-  std::size_t overflow_threads = 2;  // workers of the overflow lane (answering 503)
+  // Complete requests waiting for a worker; 0 = 4 x threads. Beyond: 503.
+  std::size_t max_queued_requests = 0;
+  std::size_t max_connections = 4096;            // open connections; beyond: 503 and close
+  std::size_t max_connections_per_client = 256;  // per client address; beyond: 503 and close
   log_format log = log_format::text;
   // When not empty, every endpoint but /health needs one of these keys, as
   // "Authorization: Bearer KEY" or "x-api-key: KEY" (else 401). Compared in constant time,
@@ -62,26 +61,36 @@ struct server_options {
   // GET /metrics: Prometheus text (requests, latencies, tokens, tool calls, parse fallbacks,
   // backend errors, requests in flight). Off by default; behind the API keys when set.
   bool metrics = false;
-  // Receives one line per request (no newline); default writes to stderr.
+  // Receives one line per request (no newline); default writes to stderr. Request fields are
+  // escaped: a line never holds a control character.
   std::function<void(std::string_view line)> log_sink;
 };
 
 // What the connection limits did since the gateway was created (for tests and monitoring).
 struct gateway_stats {
-  std::uint64_t connections = 0;            // connections processed (both lanes)
-  std::uint64_t requests = 0;               // requests whose head was read
-  std::uint64_t overflowed = 0;             // connections sent to the overflow lane
-  std::uint64_t busy_responses = 0;         // 503 answers
-  std::uint64_t deadline_exceeded = 0;      // requests cut at request_deadline
-  std::uint64_t too_large = 0;              // requests cut by the head or body limit
-  std::size_t active_connections = 0;       // being processed now
-  std::size_t peak_active_connections = 0;  // at most threads + overflow_threads
-  std::size_t peak_queued_connections = 0;  // at most max_queued_connections
-  std::size_t peak_request_bytes = 0;       // read for one request: head + body limits at most
-  // Backend text queued for one streaming client that reads slower than the backend writes:
-  // at most 1 MiB + one backend chunk (the backend read waits beyond).
+  std::uint64_t connections = 0;           // accepted
+  std::uint64_t requests = 0;              // complete requests read
+  std::uint64_t rejected_connections = 0;  // past max_connections or the per-client limit
+  std::uint64_t busy_responses = 0;        // 503: max_queued_requests were waiting
+  std::uint64_t deadline_exceeded = 0;     // requests not read within request_deadline (408)
+  std::uint64_t framing_errors = 0;        // requests refused for their HTTP framing
+  std::uint64_t too_large = 0;             // 413, 414, 431
+  std::uint64_t client_gone = 0;           // requests cancelled: the client went away
+  std::uint64_t write_timeouts = 0;        // responses given up on a client that did not read
+  std::size_t open_connections = 0;
+  std::size_t peak_open_connections = 0;
+  std::size_t busy_workers = 0;        // answering a request now
+  std::size_t peak_busy_workers = 0;   // at most threads
+  std::size_t peak_queued = 0;         // at most max_queued_requests
+  std::size_t peak_request_bytes = 0;  // read for one request: head + body limits at most
+  // Memory held for one streaming client that reads slower than the backend writes (backend
+  // text and its per-piece overhead): at most stream_buffer_bytes + one backend piece (the
+  // backend read waits beyond).
   std::size_t peak_stream_queued_bytes = 0;
 };
+
+// Memory a stream may hold for a slow client (gateway_stats::peak_stream_queued_bytes).
+inline constexpr std::size_t stream_buffer_bytes = 1u << 20;
 
 struct gateway_options {
   server_options server;

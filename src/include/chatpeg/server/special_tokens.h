@@ -29,7 +29,8 @@ class special_token_cache {
   // failure yields an empty list, not cached (the next request asks again), except "no
   // /tokenize here" (HTTP 404 / 501, the openai backend type), remembered for good.
   std::vector<special_token> lookup(const backend_client& backend,
-                                    const std::vector<std::string>& preserved);
+                                    const std::vector<std::string>& preserved,
+                                    base::cancel_source* cancel = nullptr);
 
   std::size_t backend_queries() const { return queries_.load(); }  // /tokenize calls made
 
