@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -235,6 +236,12 @@ TEST(HostileGateway, ThousandsOfConnectionsAreServedOrRefusedCleanly) {
     idle.push_back(std::make_unique<raw_client>(h.gw->port()));
   }
   idle.clear();
+  // The server learns of the closes from its event loop: wait (bounded) until it has freed them.
+  const auto freed_by = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (h.gw->stats().open_connections > 0 && std::chrono::steady_clock::now() < freed_by) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(h.gw->stats().open_connections, 0u);
   int status = 0;
   auto v = h.post_json("/v1/chat/completions", chat_body(), &status);
   EXPECT_EQ(status, 200) << json::dump(v);
