@@ -28,13 +28,15 @@ base::error build_error(std::string message) {
 parser operator+(parser a, parser b) {
   builder* o = a.owner ? a.owner : b.owner;
   if (!o) return {};
-  return o->sequence({a, b});
+  const parser items[] = {a, b};
+  return o->flattened<nodes::sequence>(items, "sequence");
 }
 
 parser operator|(parser a, parser b) {
   builder* o = a.owner ? a.owner : b.owner;
   if (!o) return {};
-  return o->choice({a, b});
+  const parser items[] = {a, b};
+  return o->flattened<nodes::choice>(items, "choice");
 }
 
 parser operator<<(parser a, parser b) {
@@ -60,8 +62,7 @@ parser builder::make(node n) {
   return parser{this, id};
 }
 
-bool builder::check(parser p, std::string_view what) {
-  if (p.owner == this && p.id < g_.nodes_.size()) return true;
+bool builder::invalid(parser p, std::string_view what) {
   deferred_errors_.push_back(build_error(
       std::string(p.owner && p.owner != this ? "parser from another builder" : "invalid parser") +
       " passed to " + std::string(what)));
@@ -69,6 +70,7 @@ bool builder::check(parser p, std::string_view what) {
 }
 
 const node& builder::at(node_id id) const {
+  ++examined_;
   return g_.nodes_[id];
 }
 
@@ -83,27 +85,53 @@ parser builder::add(node n) {
   return make(std::move(n));
 }
 
+parser builder::leaf(std::string key, node n) {
+  if (!share_leaves_) return make(std::move(n));
+  if (const auto it = leaves_.find(key); it != leaves_.end()) return parser{this, it->second};
+  const parser p = make(std::move(n));
+  leaves_.emplace(std::move(key), p.id);
+  return p;
+}
+
 parser builder::eps() {
-  return make(nodes::epsilon{});
+  return leaf("e", nodes::epsilon{});
 }
 parser builder::start() {
-  return make(nodes::start{});
+  return leaf("s", nodes::start{});
 }
 parser builder::end() {
-  return make(nodes::end{});
+  return leaf("E", nodes::end{});
 }
 
 parser builder::literal(std::string text) {
   if (text.empty()) return eps();
-  return make(nodes::literal{std::move(text)});
+  std::string key = share_leaves_ ? "l" + text : std::string();
+  return leaf(std::move(key), nodes::literal{std::move(text)});
 }
 
 parser builder::any() {
-  return make(nodes::any{});
+  return leaf("a", nodes::any{});
 }
 parser builder::space() {
-  return make(nodes::space{});
+  return leaf("w", nodes::space{});
 }
+
+namespace {
+
+// The key of a character class among the shared leaves: its ranges as given and its counts.
+std::string class_key(const nodes::char_class& c) {
+  std::string key = c.negated ? "C" : "c";
+  auto put = [&](std::uint32_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(c.min);
+  put(c.max);
+  for (const auto& [lo, hi] : c.ranges) {
+    put(static_cast<std::uint32_t>(lo));
+    put(static_cast<std::uint32_t>(hi));
+  }
+  return key;
+}
+
+}  // namespace
 
 parser builder::chars(std::vector<char_range> ranges, bool negated, std::uint32_t min,
                       std::uint32_t max) {
@@ -113,22 +141,26 @@ parser builder::chars(std::vector<char_range> ranges, bool negated, std::uint32_
   c.negated = negated;
   c.min = min;
   c.max = max;
-  return make(std::move(c));
+  std::string key = share_leaves_ ? class_key(c) : std::string();
+  return leaf(std::move(key), std::move(c));
 }
 
 parser builder::chars(std::string_view cls, std::uint32_t min, std::uint32_t max) {
   detail::parsed_class parsed;
   std::string error;
   nodes::char_class c;
-  if (detail::parse_char_class(cls, parsed, error)) {
-    c.ranges = std::move(parsed.ranges);
-    c.negated = parsed.negated;
-  } else {
+  if (!detail::parse_char_class(cls, parsed, error)) {
     deferred_errors_.push_back(build_error(error + ": " + std::string(cls)));
+    c.min = min;
+    c.max = max;
+    return make(std::move(c));
   }
+  c.ranges = std::move(parsed.ranges);
+  c.negated = parsed.negated;
   c.min = min;
   c.max = max;
-  return make(std::move(c));
+  std::string key = share_leaves_ ? class_key(c) : std::string();
+  return leaf(std::move(key), std::move(c));
 }
 
 parser builder::until(std::string delimiter) {
@@ -147,33 +179,45 @@ parser builder::rest() {
   return until_one_of({});
 }
 
-parser builder::sequence(std::vector<parser> items) {
-  std::vector<node_id> children;
+template <class Node>
+parser builder::flattened(std::span<const parser> items, std::string_view what) {
+  std::size_t total = 0;
   for (const parser& p : items) {
-    if (!check(p, "sequence")) continue;
-    if (const auto* s = std::get_if<nodes::sequence>(&g_.nodes_[p.id])) {
-      children.insert(children.end(), s->children.begin(), s->children.end());
+    if (p.owner != this || p.id >= g_.nodes_.size()) continue;
+    const auto* n = std::get_if<Node>(&g_.nodes_[p.id]);
+    total += n != nullptr ? n->children.size() : 1;
+  }
+  std::vector<node_id> children;
+  children.reserve(total);
+  for (const parser& p : items) {
+    if (!check(p, what)) continue;
+    if (const auto* n = std::get_if<Node>(&g_.nodes_[p.id])) {
+      children.insert(children.end(), n->children.begin(), n->children.end());
     } else {
       children.push_back(p.id);
     }
   }
-  if (children.empty()) return eps();
+  if constexpr (std::is_same_v<Node, nodes::sequence>) {
+    if (children.empty()) return eps();
+  }
   if (children.size() == 1) return parser{this, children[0]};
-  return make(nodes::sequence{std::move(children)});
+  return make(Node{std::move(children)});
+}
+
+parser builder::sequence(std::vector<parser> items) {
+  return flattened<nodes::sequence>(items, "sequence");
 }
 
 parser builder::choice(std::vector<parser> items) {
-  std::vector<node_id> children;
-  for (const parser& p : items) {
-    if (!check(p, "choice")) continue;
-    if (const auto* c = std::get_if<nodes::choice>(&g_.nodes_[p.id])) {
-      children.insert(children.end(), c->children.begin(), c->children.end());
-    } else {
-      children.push_back(p.id);
-    }
-  }
-  if (children.size() == 1) return parser{this, children[0]};
-  return make(nodes::choice{std::move(children)});
+  return flattened<nodes::choice>(items, "choice");
+}
+
+parser builder::sequence(std::initializer_list<parser> items) {
+  return flattened<nodes::sequence>(std::span(items.begin(), items.size()), "sequence");
+}
+
+parser builder::choice(std::initializer_list<parser> items) {
+  return flattened<nodes::choice>(std::span(items.begin(), items.size()), "choice");
 }
 
 parser builder::repeat(parser p, std::uint32_t min, std::uint32_t max) {
@@ -345,15 +389,15 @@ bool normalize_class(nodes::char_class& c, std::string& error) {
     }
   }
   std::sort(c.ranges.begin(), c.ranges.end());
-  std::vector<std::pair<char32_t, char32_t>> merged;
+  std::size_t merged = 0;  // c.ranges[0, merged): the ranges so far, sorted and merged
   for (const auto& r : c.ranges) {
-    if (!merged.empty() && r.first <= merged.back().second + 1) {
-      merged.back().second = std::max(merged.back().second, r.second);
+    if (merged > 0 && r.first <= c.ranges[merged - 1].second + 1) {
+      c.ranges[merged - 1].second = std::max(c.ranges[merged - 1].second, r.second);
     } else {
-      merged.push_back(r);
+      c.ranges[merged++] = r;
     }
   }
-  c.ranges = std::move(merged);
+  c.ranges.resize(merged);
   c.ascii.reset();
   for (const auto& [lo, hi] : c.ranges) {
     for (char32_t cp = lo; cp <= hi && cp < 128; ++cp) c.ascii.set(cp);
@@ -380,6 +424,9 @@ base::result<grammar> builder::build(parser root, const build_options& options) 
     return build_error("build() needs a root parser from this builder");
   }
   const std::size_t count = g_.nodes_.size();
+  // What validate() checks of the arena besides what this loop already rejects: no empty
+  // literal or delimiter. When that holds, validation goes on to its analyses only.
+  bool arena_ok = true;
   for (std::size_t i = 0; i < count; ++i) {
     node& n = g_.nodes_[i];
     bool bad = false;
@@ -404,7 +451,10 @@ base::result<grammar> builder::build(parser root, const build_options& options) 
       u->first_bytes.reset();
       for (const auto& d : u->delimiters) {
         if (!d.empty()) u->first_bytes.set(static_cast<unsigned char>(d[0]));
+        arena_ok = arena_ok && !d.empty();
       }
+    } else if (const auto* l = std::get_if<nodes::literal>(&n)) {
+      arena_ok = arena_ok && !l->text.empty();
     } else if (auto* rep = std::get_if<nodes::repetition>(&n)) {
       if (rep->min > rep->max) {
         return build_error("repetition with min > max (node #" + std::to_string(i) + ")");
@@ -412,10 +462,14 @@ base::result<grammar> builder::build(parser root, const build_options& options) 
     }
   }
   g_.root_ = root.id;
-  detail::fill_first_tables(g_.nodes_, nullable_nodes(g_));
-  g_.loop_plans_ = detail::fill_loop_plans(g_.nodes_);
+  std::vector<bool> nullable;
+  if (options.matcher_tables || options.validate) nullable = nullable_nodes(g_);
+  if (options.matcher_tables) {
+    detail::fill_first_tables(g_.nodes_, nullable);
+    g_.loop_plans_ = detail::fill_loop_plans(g_.nodes_);
+  }
   if (options.validate) {
-    const auto issues = validate(g_);
+    const auto issues = arena_ok ? detail::validate_analyses(g_, nullable) : validate(g_);
     if (!issues.empty()) {
       base::error e = issues.front().error;
       if (issues.size() > 1) {

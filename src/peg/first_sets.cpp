@@ -5,6 +5,8 @@
 // worklist over the reverse graph (chains of forward refs must not make build quadratic).
 #include "peg/first_sets.h"
 
+#include <bitset>
+#include <cstdint>
 #include <type_traits>
 
 #include "peg/node_graph.h"
@@ -17,6 +19,7 @@ void fill_first_tables(std::vector<node>& nodes, const std::vector<bool>& nullab
   std::vector<set> first(count);
   set all;
   all.set();
+  const set high = all << 128;  // the bytes 0x80..0xFF
   auto is_nullable = [&](node_id id) { return id < count && id < nullable.size() && nullable[id]; };
 
   // What a node starts with by itself (leaves), and which nodes feed their first bytes into
@@ -63,12 +66,13 @@ void fill_first_tables(std::vector<node>& nodes, const std::vector<bool>& nullab
             f.set('\n');
             f.set('\r');
           } else if constexpr (std::is_same_v<T, nodes::char_class>) {
-            for (std::size_t b = 0; b < 128; ++b) f[b] = v.ascii[b];
+            // The class's ASCII table (two 64-bit words), and every byte from 0x80 up when it
+            // can match a non-ASCII code point.
+            const std::bitset<128> low_word(~std::uint64_t{0});
+            f = set((v.ascii & low_word).to_ullong()) | (set((v.ascii >> 64).to_ullong()) << 64);
             bool non_ascii = v.negated;
             for (const auto& r : v.ranges) non_ascii = non_ascii || r.second >= 0x80;
-            if (non_ascii) {
-              for (std::size_t b = 128; b < 256; ++b) f.set(b);
-            }
+            if (non_ascii) f |= high;
           }
         },
         nodes[i]);

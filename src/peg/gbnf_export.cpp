@@ -90,15 +90,23 @@ class exporter {
   gexpr named(const std::string& prefix, const std::string& body);
   std::optional<gexpr> repetition(const nodes::repetition& r, std::size_t depth);
 
+  // The exported name of a reachable rule node (rule_names_[rule_index_[id]]), or nullptr.
+  const std::string* rule_name(node_id id) const {
+    return id < rule_index_.size() && rule_index_[id] != no_node ? &rule_names_[rule_index_[id]]
+                                                                 : nullptr;
+  }
+
   const grammar& g_;
   std::optional<base::error> error_;
   std::unordered_set<std::string> used_;
   std::vector<node_id> rule_order_;
-  std::unordered_map<node_id, std::string> rule_names_;
-  std::vector<std::string> generated_;                  // "name ::= body" lines of generated rules
+  std::vector<std::string> rule_names_;  // in rule_order_
+  std::vector<node_id> rule_index_;      // by node id: index into rule_names_, or no_node
+  std::vector<std::string> generated_;   // "name ::= body" lines of generated rules
   std::unordered_map<std::string, gexpr> until_cache_;  // by joined delimiters
   std::unordered_map<node_id, std::string> gbnf_names_;
   std::unordered_map<std::string, std::string> named_;  // generated rule name by body
+  std::unordered_map<node_id, gexpr> leaf_cache_;       // literal() and char_class() by node
   std::size_t counter_ = 0;
 };
 
@@ -112,33 +120,34 @@ std::string exporter::unique_name(const std::string& wanted) {
 // Reachable rule nodes in depth-first discovery order (children in order), named.
 void exporter::discover_rules(node_id root) {
   std::vector<bool> seen(g_.size(), false);
+  rule_index_.assign(g_.size(), no_node);
   std::vector<node_id> stack{root};
   while (!stack.empty()) {
     const node_id id = stack.back();
     stack.pop_back();
     if (id >= g_.size() || seen[id]) continue;
     seen[id] = true;
-    std::vector<node_id> children;
+    // Children are pushed last first, so they are discovered in order.
     std::visit(
         [&](const auto& n) {
           using T = std::decay_t<decltype(n)>;
           if constexpr (std::is_same_v<T, nodes::sequence> || std::is_same_v<T, nodes::choice>) {
-            children = n.children;
+            stack.insert(stack.end(), n.children.rbegin(), n.children.rend());
           } else if constexpr (std::is_same_v<T, nodes::ref>) {
-            children.push_back(n.target);
+            stack.push_back(n.target);
           } else if constexpr (std::is_same_v<T, nodes::peek> || std::is_same_v<T, nodes::negate> ||
                                std::is_same_v<T, nodes::gbnf>) {
             // Not exported: lookahead is dropped, gbnf nodes emit their own text.
           } else if constexpr (requires { n.child; }) {
-            children.push_back(n.child);
+            stack.push_back(n.child);
           }
           if constexpr (std::is_same_v<T, nodes::rule>) {
+            rule_index_[id] = static_cast<node_id>(rule_order_.size());
             rule_order_.push_back(id);
-            rule_names_[id] = unique_name(sanitize(n.name));
+            rule_names_.push_back(unique_name(sanitize(n.name)));
           }
         },
         g_.at(id));
-    for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back(*it);
   }
 }
 
@@ -259,34 +268,47 @@ std::optional<gexpr> exporter::expr(node_id id, std::size_t depth) {
                       std::is_same_v<T, nodes::negate>) {
           return gexpr{};
         } else if constexpr (std::is_same_v<T, nodes::literal>) {
-          return literal(n.text);
+          // A leaf node is often used in many places (builders share identical leaves): its
+          // text is made once.
+          if (const auto it = leaf_cache_.find(id); it != leaf_cache_.end()) return it->second;
+          auto e = literal(n.text);
+          if (e) leaf_cache_.emplace(id, *e);
+          return e;
         } else if constexpr (std::is_same_v<T, nodes::sequence>) {
-          std::vector<gexpr> parts;
+          // The parts that match something, joined by spaces; one part is returned as is.
+          gexpr out;
+          std::size_t parts = 0;
           for (node_id c : n.children) {
             auto e = expr(c, depth + 1);
             if (!e) return std::nullopt;
-            if (!e->text.empty()) parts.push_back(std::move(*e));
+            if (e->text.empty()) continue;
+            if (++parts == 1) {
+              out = std::move(*e);
+            } else {
+              if (parts == 2) out.atom = out.element = false;
+              out.text += ' ';
+              out.text += e->text;
+            }
           }
-          if (parts.empty()) return gexpr{};
-          if (parts.size() == 1) return parts[0];
-          gexpr out;
-          for (const auto& p : parts) out.text += (out.text.empty() ? "" : " ") + p.text;
           return out;
         } else if constexpr (std::is_same_v<T, nodes::choice>) {
-          std::vector<std::string> alts;
-          for (node_id c : n.children) {
-            auto e = expr(c, depth + 1);
-            if (!e) return std::nullopt;
-            alts.push_back(e->text.empty() ? "\"\"" : e->text);
-          }
-          if (alts.empty()) {
+          if (n.children.empty()) {
             fail(base::errc::internal_error, "empty choice in GBNF export");
             return std::nullopt;
           }
-          if (alts.size() == 1) return gexpr{alts[0] == "\"\"" ? "" : alts[0], false};
           std::string text = "( ";
-          for (std::size_t i = 0; i < alts.size(); ++i) text += (i ? " | " : "") + alts[i];
-          return gexpr{text + " )", true};
+          for (std::size_t i = 0; i < n.children.size(); ++i) {
+            auto e = expr(n.children[i], depth + 1);
+            if (!e) return std::nullopt;
+            if (n.children.size() == 1) {
+              if (e->text == "\"\"") e->text.clear();
+              return gexpr{std::move(e->text), false};
+            }
+            if (i > 0) text += " | ";
+            text += e->text.empty() ? std::string_view("\"\"") : std::string_view(e->text);
+          }
+          text += " )";
+          return gexpr{std::move(text), true};
         } else if constexpr (std::is_same_v<T, nodes::repetition>) {
           return repetition(n, depth);
         } else if constexpr (std::is_same_v<T, nodes::any>) {
@@ -294,21 +316,29 @@ std::optional<gexpr> exporter::expr(node_id id, std::size_t depth) {
         } else if constexpr (std::is_same_v<T, nodes::space>) {
           return gexpr{"[ \\t\\n\\r]*", false};
         } else if constexpr (std::is_same_v<T, nodes::char_class>) {
-          return char_class(n);
+          if (const auto it = leaf_cache_.find(id); it != leaf_cache_.end()) return it->second;
+          auto e = char_class(n);
+          if (e) leaf_cache_.emplace(id, *e);
+          return e;
         } else if constexpr (std::is_same_v<T, nodes::until>) {
           return until(n);
         } else if constexpr (std::is_same_v<T, nodes::atomic> || std::is_same_v<T, nodes::tagged> ||
                              std::is_same_v<T, nodes::schema>) {
           return expr(n.child, depth + 1);
         } else if constexpr (std::is_same_v<T, nodes::rule>) {
-          return gexpr{rule_names_.at(id), true, true};
+          const std::string* name = rule_name(id);
+          if (name == nullptr) {
+            fail(base::errc::internal_error, "rule '" + n.name + "' not discovered in GBNF export");
+            return std::nullopt;
+          }
+          return gexpr{*name, true, true};
         } else if constexpr (std::is_same_v<T, nodes::ref>) {
-          const auto it = rule_names_.find(n.target);
-          if (n.target == no_node || it == rule_names_.end()) {
+          const std::string* name = rule_name(n.target);
+          if (n.target == no_node || name == nullptr) {
             fail(base::errc::invalid_argument, "unresolved rule reference '" + n.name + "'");
             return std::nullopt;
           }
-          return gexpr{it->second, true, true};
+          return gexpr{*name, true, true};
         } else if constexpr (std::is_same_v<T, nodes::gbnf>) {
           auto it = gbnf_names_.find(id);
           if (it == gbnf_names_.end()) {
@@ -346,9 +376,11 @@ std::optional<std::string> exporter::body(node_id id) {
   if (e->text.empty()) return std::string("\"\"");
   if (id < g_.size() && std::holds_alternative<nodes::choice>(g_.at(id)) && e->atom &&
       e->text.size() > 4 && e->text.compare(0, 2, "( ") == 0) {
-    return e->text.substr(2, e->text.size() - 4);
+    e->text.pop_back();
+    e->text.pop_back();
+    e->text.erase(0, 2);
   }
-  return e->text;
+  return std::move(e->text);
 }
 
 base::result<std::string> exporter::run(node_id root) {
@@ -357,15 +389,21 @@ base::result<std::string> exporter::run(node_id root) {
   std::string out;
   auto root_body = body(root);
   if (!root_body) return std::move(*error_);
-  out += "root ::= " + *root_body + "\n";
-  std::vector<std::string> rules;
-  for (node_id r : rule_order_) {
-    auto b = body(std::get<nodes::rule>(g_.at(r)).child);
+  out += "root ::= ";
+  out += *root_body;
+  out += '\n';
+  for (std::size_t i = 0; i < rule_order_.size(); ++i) {
+    auto b = body(std::get<nodes::rule>(g_.at(rule_order_[i])).child);
     if (!b) return std::move(*error_);
-    rules.push_back(rule_names_.at(r) + " ::= " + *b);
+    out += rule_names_[i];
+    out += " ::= ";
+    out += *b;
+    out += '\n';
   }
-  for (const auto& r : rules) out += r + "\n";
-  for (const auto& r : generated_) out += r + "\n";
+  for (const auto& r : generated_) {
+    out += r;
+    out += '\n';
+  }
   return out;
 }
 

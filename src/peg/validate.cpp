@@ -115,18 +115,34 @@ std::vector<bool> nullable_nodes(const grammar& g) {
   return nullable;
 }
 
+namespace {
+
+// Reports issues with the name of the first rule that contains the node, when there is one.
+class reporter {
+ public:
+  reporter(const grammar& g, std::vector<validation_issue>& issues) : g_(g), issues_(issues) {}
+  void operator()(node_id id, std::string message) {
+    validation_issue issue;
+    issue.node = id;
+    if (owner_.empty()) owner_ = owner_rules(g_);  // computed for the first report
+    if (id < g_.size()) issue.rule = std::string(owner_[id]);
+    if (!issue.rule.empty()) message += " (in rule '" + issue.rule + "')";
+    issue.error = base::make_error(base::errc::syntax_error, std::move(message));
+    issues_.push_back(std::move(issue));
+  }
+
+ private:
+  const grammar& g_;
+  std::vector<validation_issue>& issues_;
+  std::vector<std::string_view> owner_;
+};
+
+}  // namespace
+
 std::vector<validation_issue> validate(const grammar& g) {
   std::vector<validation_issue> issues;
   const std::size_t count = g.size();
-  const auto owner = owner_rules(g);
-  auto report = [&](node_id id, std::string message) {
-    validation_issue issue;
-    issue.node = id;
-    if (id < count) issue.rule = std::string(owner[id]);
-    if (!issue.rule.empty()) message += " (in rule '" + issue.rule + "')";
-    issue.error = base::make_error(base::errc::syntax_error, std::move(message));
-    issues.push_back(std::move(issue));
-  };
+  reporter report(g, issues);
 
   if (g.root() >= count) report(no_node, "grammar has no root");
   for (node_id i = 0; i < count; ++i) {
@@ -156,8 +172,17 @@ std::vector<validation_issue> validate(const grammar& g) {
     }
   }
   if (!issues.empty()) return issues;  // the analyses below assume a well-formed arena
+  return detail::validate_analyses(g, nullable_nodes(g));
+}
 
-  const auto nullable = nullable_nodes(g);
+namespace detail {
+
+std::vector<validation_issue> validate_analyses(const grammar& g,
+                                                const std::vector<bool>& nullable) {
+  std::vector<validation_issue> issues;
+  const std::size_t count = g.size();
+  reporter report(g, issues);
+
   for (node_id i = 0; i < count; ++i) {
     const auto* rep = std::get_if<nodes::repetition>(&g.at(i));
     if (rep && rep->max == unbounded && nullable[rep->child]) {
@@ -166,21 +191,20 @@ std::vector<validation_issue> validate(const grammar& g) {
     }
   }
 
-  // Left recursion: cycles in the "may be tried at the same position" graph.
-  std::vector<std::vector<node_id>> first(count);
-  for (node_id i = 0; i < count; ++i) {
-    const node& n = g.at(i);
+  // Left recursion: cycles in the "may be tried at the same position" graph. A node's edges
+  // there are a sequence's children up to and including the first that is not nullable,
+  // every alternative of a choice, the child of a wrapper; first_edge(id, k) is the k-th.
+  auto first_edge = [&](node_id id, std::size_t k) -> node_id {
+    const node& n = g.at(id);
     if (const auto* s = std::get_if<nodes::sequence>(&n)) {
-      for (const auto c : s->children) {
-        first[i].push_back(c);
-        if (!nullable[c]) break;
-      }
-    } else if (const auto* c = std::get_if<nodes::choice>(&n)) {
-      first[i] = c->children;
-    } else if (const node_id w = wrapped_child(n); w != no_node) {
-      first[i].push_back(w);
+      if (k >= s->children.size() || (k > 0 && !nullable[s->children[k - 1]])) return no_node;
+      return s->children[k];
     }
-  }
+    if (const auto* c = std::get_if<nodes::choice>(&n)) {
+      return k < c->children.size() ? c->children[k] : no_node;
+    }
+    return k == 0 ? wrapped_child(n) : no_node;
+  };
   constexpr std::size_t max_cycle_reports = 32;
   enum : std::uint8_t { white, gray, black };
   std::vector<std::uint8_t> color(count, white);
@@ -196,8 +220,8 @@ std::vector<validation_issue> validate(const grammar& g) {
     color[s] = gray;
     while (!stack.empty()) {
       frame& f = stack.back();
-      if (f.next < first[f.id].size()) {
-        const node_id c = first[f.id][f.next++];
+      if (const node_id c = first_edge(f.id, f.next); c != no_node) {
+        ++f.next;
         if (color[c] == white) {
           color[c] = gray;
           stack.push_back({c, 0});
@@ -228,5 +252,7 @@ std::vector<validation_issue> validate(const grammar& g) {
   }
   return issues;
 }
+
+}  // namespace detail
 
 }  // namespace chatpeg::peg

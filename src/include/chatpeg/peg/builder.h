@@ -9,6 +9,10 @@
 //   auto g = p.build(p.content(p.until("<tool_call>")) + p.optional(call) + p.end());
 #pragma once
 
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -39,6 +43,9 @@ struct char_range {
 
 struct build_options {
   bool validate = true;  // run peg::validate and fail build on its errors
+  // Precompute what only the matcher reads (choice first-byte tables, loop plans). A grammar
+  // that is only exported (to GBNF) or inspected can skip it.
+  bool matcher_tables = true;
 };
 
 class builder {
@@ -50,6 +57,11 @@ class builder {
   parser start();
   parser end();
   parser literal(std::string text);  // empty text → eps()
+  // From now on, leaves made with sharing on (literals, character classes, eps, space, any,
+  // start, end) are one node per kind and content: a second literal(":") gives the node of
+  // the first. A leaf matches alike wherever it is used, and a generator that writes the same
+  // punctuation, markers and whitespace for every tool then keeps one node of each.
+  void share_leaves(bool on) { share_leaves_ = on; }
   parser any();
   parser space();  // zero or more ' ' \t \n \r
   parser chars(std::vector<char_range> ranges, bool negated = false, std::uint32_t min = 1,
@@ -64,6 +76,9 @@ class builder {
   // Composition.
   parser sequence(std::vector<parser> items);
   parser choice(std::vector<parser> items);
+  // The same over a braced list ({a, b, c}), without a temporary vector.
+  parser sequence(std::initializer_list<parser> items);
+  parser choice(std::initializer_list<parser> items);
   parser repeat(parser p, std::uint32_t min, std::uint32_t max);
   parser optional(parser p) { return repeat(p, 0, 1); }
   parser zero_or_more(parser p) { return repeat(p, 0, unbounded); }
@@ -71,6 +86,17 @@ class builder {
   parser peek(parser p);
   parser negate(parser p);
   parser atomic(parser p);
+
+  // A piece made once per builder and then shared by every user (a compiler's constant
+  // sub-grammars, built again for each schema otherwise): make() the first time `key` is asked
+  // for, the same node afterwards. A piece has no rule of its own; it is inlined where used.
+  template <class Make>
+  parser shared_piece(std::string_view key, Make&& make) {
+    if (const auto it = pieces_.find(key); it != pieces_.end()) return parser{this, it->second};
+    const parser p = make();
+    pieces_.emplace(std::string(key), p.id);
+    return p;
+  }
 
   // Tags and rules.
   parser tag(peg::tag t, parser p);
@@ -115,9 +141,25 @@ class builder {
   // ref targets are re-resolved by name at build(); child ids are range-checked at build().
   parser add(node n);
   const node& at(node_id id) const;  // id must be < size()
+  // How many nodes at() has handed out: the nodes other modules' compilers looked at while
+  // building (a work count for tests; a compiler that rescans the arena shows up here).
+  std::size_t nodes_examined() const { return examined_; }
   std::size_t size() const { return g_.nodes_.size(); }
+  // Room for this many nodes in all (a hint: a builder that knows about how large its grammar
+  // gets grows its arena once).
+  void reserve(std::size_t nodes) { g_.nodes_.reserve(nodes); }
+  // The names of the rules defined so far, sorted, each with its (first) rule node: a
+  // compiler that claims a family of names ("args-1", "args-1-2", ...) finds out with one
+  // lower_bound whether any of them is taken.
+  const std::map<std::string, node_id, std::less<>>& rule_names() const { return rule_names_; }
 
  private:
+  friend parser operator+(parser a, parser b);
+  friend parser operator|(parser a, parser b);
+  // A sequence or choice (Node) of items, nested nodes of the same kind flattened.
+  template <class Node>
+  parser flattened(std::span<const parser> items, std::string_view what);
+
   struct json_rules {
     node_id value = no_node, object = no_node, array = no_node, string = no_node,
             string_content = no_node, number = no_node, integer = no_node, true_ = no_node,
@@ -125,13 +167,22 @@ class builder {
   };
   void define_json_rules();
   parser make(node n);
-  bool check(parser p, std::string_view what);
+  parser leaf(std::string key, node n);  // make(n), or the shared leaf under key
+  // Whether p is a node of this builder; records an error for build() when it is not.
+  bool check(parser p, std::string_view what) {
+    return (p.owner == this && p.id < g_.nodes_.size()) || invalid(p, what);
+  }
+  bool invalid(parser p, std::string_view what);  // records the error, returns false
 
   grammar g_;
   std::vector<base::error> deferred_errors_;  // e.g. a malformed char class, reported at build
-  std::unordered_map<std::string, node_id> rule_names_;
+  std::map<std::string, node_id, std::less<>> rule_names_;
+  std::map<std::string, node_id, std::less<>> pieces_;  // shared_piece() by key
+  std::unordered_map<std::string, node_id> leaves_;     // shared leaves by kind and content
+  bool share_leaves_ = false;
   json_rules json_;
   bool json_defined_ = false;
+  mutable std::size_t examined_ = 0;  // at() calls
 };
 
 }  // namespace chatpeg::peg

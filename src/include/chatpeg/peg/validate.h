@@ -20,4 +20,14 @@ std::vector<validation_issue> validate(const grammar& g);
 // True when the node can match without consuming input (computed by fixpoint).
 std::vector<bool> nullable_nodes(const grammar& g);
 
+namespace detail {
+
+// What validate() reports after its checks of the arena (every child and ref target exists,
+// refs name rules, no empty literal or delimiter), for builder::build(), which makes those
+// checks itself; nullable is nullable_nodes(g).
+std::vector<validation_issue> validate_analyses(const grammar& g,
+                                                const std::vector<bool>& nullable);
+
+}  // namespace detail
+
 }  // namespace chatpeg::peg
