@@ -8,6 +8,7 @@
 // with a lookahead that forbids a longer number. So the first alternative that matches is
 // the only one that could, and the PEG accepts the same language as the exported GBNF.
 #include <algorithm>
+#include <unordered_map>
 
 #include "chatpeg/grammar/schema.h"
 #include "grammar/schema_compiler.h"
@@ -84,6 +85,21 @@ constexpr std::string_view string_keywords[] = {"minLength", "maxLength", "patte
 constexpr std::string_view number_keywords[] = {"minimum", "maximum", "exclusiveMinimum",
                                                 "exclusiveMaximum", "multipleOf"};
 
+enum class keyword_kind : std::uint8_t { unknown, annotation, unenforced, enforced };
+
+// What a keyword is, by one hash lookup (every key of every schema object is classified).
+keyword_kind kind_of_keyword(std::string_view k) {
+  static const auto table = [] {
+    std::unordered_map<std::string_view, keyword_kind> t;
+    for (const auto w : annotation_keywords) t.emplace(w, keyword_kind::annotation);
+    for (const auto w : unenforced_keywords) t.emplace(w, keyword_kind::unenforced);
+    for (const auto w : enforced_keywords) t.emplace(w, keyword_kind::enforced);
+    return t;
+  }();
+  const auto it = table.find(k);
+  return it == table.end() ? keyword_kind::unknown : it->second;
+}
+
 std::uint8_t type_from_name(std::string_view name) {
   if (name == "null") return t_null;
   if (name == "boolean") return t_boolean;
@@ -109,7 +125,7 @@ bool is_count(const json::value& v) {
 bool has_constraints(const json::value& s, std::initializer_list<std::string_view> except) {
   if (!s.is_object()) return false;
   for (const auto& [k, v] : s.items()) {
-    if (contains(annotation_keywords, k) || contains(except, k)) continue;
+    if (kind_of_keyword(k) == keyword_kind::annotation || contains(except, k)) continue;
     return true;
   }
   return false;
@@ -147,7 +163,10 @@ void schema_compiler::warn(const std::string& path, std::string message) {
 std::string schema_compiler::new_rule_name(const std::string& hint) {
   std::string base = prefix_;
   const std::string h = sanitize_rule_name(hint);
-  if (!h.empty()) base += "-" + h;
+  if (!h.empty()) {
+    base += '-';
+    base += h;
+  }
   std::string name = base;
   for (int i = 2; used_names_.count(name) != 0; ++i) name = base + "-" + std::to_string(i);
   used_names_.insert(name);
@@ -191,11 +210,13 @@ peg::parser schema_compiler::shared(peg::parser p, const std::string& hint) {
 }
 
 peg::parser schema_compiler::choice_of(std::vector<alternative> alts) {
-  std::stable_partition(alts.begin(), alts.end(),
-                        [](const alternative& a) { return !a.raw_string; });
+  // Typed alternatives first, then the raw-string ones, each in their order.
   std::vector<peg::parser> ps;
-  for (const auto& a : alts) {
-    if (!is_never(a.p)) ps.push_back(a.p);
+  ps.reserve(alts.size());
+  for (const bool raw_strings : {false, true}) {
+    for (const auto& a : alts) {
+      if (a.raw_string == raw_strings && !is_never(a.p)) ps.push_back(a.p);
+    }
   }
   if (ps.empty()) return never_;
   if (ps.size() == 1) return ps[0];
@@ -222,26 +243,28 @@ bool deeper_than(const json::value& v, std::size_t limit) {
 
 base::status schema_compiler::check_keywords(const json::value& s, const std::string& path) {
   for (const auto& [k, v] : s.items()) {
-    const std::string at = json::path_key(path, k);
+    // The keyword's JSON path, for errors and warnings only.
+    const auto at = [&, &k = k] { return json::path_key(path, k); };
     if ((k == "const" || k == "enum") && deeper_than(v, options_.max_depth + (k == "enum"))) {
       base::location where;
-      where.path = at;
+      where.path = at();
       return base::make_error(
           errc::limit_exceeded,
           "'" + k + "' value nested deeper than " + std::to_string(options_.max_depth), where);
     }
-    if (contains(annotation_keywords, k)) {
+    const keyword_kind kind = kind_of_keyword(k);
+    if (kind == keyword_kind::annotation) {
       if ((k == "$defs" || k == "definitions") && !v.is_object()) {
-        return schema_error(at, "'" + k + "' must be an object");
+        return schema_error(at(), "'" + k + "' must be an object");
       }
       continue;
     }
-    if (contains(unenforced_keywords, k)) {
-      warn(at, "keyword '" + k + "' is not enforced");
+    if (kind == keyword_kind::unenforced) {
+      warn(at(), "keyword '" + k + "' is not enforced");
       continue;
     }
-    if (!contains(enforced_keywords, k)) {
-      warn(at, "unknown keyword '" + k + "' ignored");
+    if (kind != keyword_kind::enforced) {
+      warn(at(), "unknown keyword '" + k + "' ignored");
       continue;
     }
     if (k == "type") {
@@ -254,41 +277,41 @@ base::status schema_compiler::check_keywords(const json::value& s, const std::st
       };
       if (v.is_array()) {
         for (std::size_t i = 0; i < v.size(); ++i) {
-          if (auto st = check_name(v[i], json::path_index(at, i)); !st) return st;
+          if (auto st = check_name(v[i], json::path_index(at(), i)); !st) return st;
         }
-      } else if (auto st = check_name(v, at); !st) {
+      } else if (auto st = check_name(v, at()); !st) {
         return st;
       }
     } else if (k == "required") {
-      if (!v.is_array()) return schema_error(at, "'required' must be an array of strings");
+      if (!v.is_array()) return schema_error(at(), "'required' must be an array of strings");
       for (std::size_t i = 0; i < v.size(); ++i) {
         if (!v[i].is_string()) {
-          return schema_error(json::path_index(at, i), "'required' entries must be strings");
+          return schema_error(json::path_index(at(), i), "'required' entries must be strings");
         }
       }
     } else if (k == "properties") {
-      if (!v.is_object()) return schema_error(at, "'properties' must be an object");
+      if (!v.is_object()) return schema_error(at(), "'properties' must be an object");
     } else if (k == "additionalProperties" || k == "additionalItems") {
       if (!v.is_object() && !v.is_boolean()) {
-        return schema_error(at, "'" + k + "' must be a schema");
+        return schema_error(at(), "'" + k + "' must be a schema");
       }
     } else if (k == "items") {
       if (!v.is_object() && !v.is_boolean() && !v.is_array()) {
-        return schema_error(at, "'items' must be a schema or an array of schemas");
+        return schema_error(at(), "'items' must be a schema or an array of schemas");
       }
     } else if (k == "prefixItems") {
-      if (!v.is_array()) return schema_error(at, "'prefixItems' must be an array");
+      if (!v.is_array()) return schema_error(at(), "'prefixItems' must be an array");
     } else if (k == "minItems" || k == "maxItems" || k == "minLength" || k == "maxLength") {
-      if (!is_count(v)) return schema_error(at, "'" + k + "' must be a non-negative integer");
+      if (!is_count(v)) return schema_error(at(), "'" + k + "' must be a non-negative integer");
     } else if (k == "anyOf" || k == "oneOf" || k == "allOf") {
       if (!v.is_array() || v.empty()) {
-        return schema_error(at, "'" + k + "' must be a non-empty array");
+        return schema_error(at(), "'" + k + "' must be a non-empty array");
       }
     } else if (k == "enum") {
-      if (!v.is_array()) return schema_error(at, "'enum' must be an array");
+      if (!v.is_array()) return schema_error(at(), "'enum' must be an array");
       if (v.size() > options_.max_enum_values) {
         base::location where;
-        where.path = at;
+        where.path = at();
         return base::make_error(errc::limit_exceeded,
                                 "'enum' with " + std::to_string(v.size()) +
                                     " values (max_enum_values " +
@@ -296,9 +319,9 @@ base::status schema_compiler::check_keywords(const json::value& s, const std::st
                                 where);
       }
     } else if (k == "$ref") {
-      if (!v.is_string()) return schema_error(at, "'$ref' must be a string");
+      if (!v.is_string()) return schema_error(at(), "'$ref' must be a string");
     } else if (k == "nullable") {
-      if (!v.is_boolean()) return schema_error(at, "'nullable' must be a boolean");
+      if (!v.is_boolean()) return schema_error(at(), "'nullable' must be a boolean");
     }
   }
   return {};
@@ -422,7 +445,8 @@ void schema_compiler::merge_into(json::value& into, const json::value& from,
     return out;
   };
   for (const auto& [k, v] : from.items()) {
-    if (k == "$defs" || k == "definitions" || contains(annotation_keywords, k)) continue;
+    if (k == "$defs" || k == "definitions" || kind_of_keyword(k) == keyword_kind::annotation)
+      continue;
     if (!into.contains(k)) {
       into[k] = v;
       continue;
@@ -767,13 +791,10 @@ base::result<peg::parser> schema_compiler::run() {
   prefix_ = sanitize_rule_name(options_.name);
   if (prefix_.empty()) prefix_ = "schema";
   // Rule names must be unique per builder: if this prefix is taken, number it.
-  std::set<std::string> taken;
-  for (peg::node_id id = 0; id < b_.size(); ++id) {
-    if (const auto* r = std::get_if<peg::nodes::rule>(&b_.at(id))) taken.insert(r->name);
-  }
+  const auto& taken = b_.rule_names();
   auto prefix_taken = [&](const std::string& p) {
     auto it = taken.lower_bound(p);
-    return it != taken.end() && (*it == p || it->rfind(p + "-", 0) == 0);
+    return it != taken.end() && (it->first == p || it->first.rfind(p + "-", 0) == 0);
   };
   if (prefix_taken(prefix_)) {
     std::string base = prefix_;
@@ -784,7 +805,7 @@ base::result<peg::parser> schema_compiler::run() {
                             "schema_options.raw needs raw_value and raw_terminator parsers "
                             "from the same builder");
   }
-  never_ = b_.negate(b_.eps());
+  never_ = b_.shared_piece("schema-never", [&] { return b_.negate(b_.eps()); });
 
   std::vector<alternative> alts;
   current_def_ = "";
@@ -810,7 +831,8 @@ base::result<peg::parser> schema_compiler::run() {
     b_.rule(name, *p);
   }
   if (auto st = check_left_recursion(); !st) return std::move(st).error();
-  return b_.schema(options_.name, json::dump(root_), options_.raw, top);
+  return b_.schema(options_.name, options_.keep_schema_text ? json::dump(root_) : std::string(),
+                   options_.raw, top);
 }
 
 }  // namespace detail

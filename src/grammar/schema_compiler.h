@@ -5,10 +5,11 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <list>
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -63,6 +64,8 @@ class schema_compiler {
   peg::parser string_parser(const json::value& s, const std::string& path);
   peg::parser integer_parser();
   peg::parser number_parser();
+  // The byte after a backslash in a JSON string that is an escape by itself (" \ / b f n r t).
+  peg::parser simple_escape();
   peg::parser const_parser(const json::value& v, std::size_t depth);  // JSON text of v
   peg::parser string_const_parser(const std::string& text);           // "text", escapes ok
   // Appends const/enum values to out (raw: strings become guarded raw_value).
@@ -91,7 +94,10 @@ class schema_compiler {
 
   // Helpers shared by the files.
   peg::builder& b() { return b_; }
-  peg::parser ws() { return b_.space(); }
+  peg::parser ws() {  // one space node per compile serves every use
+    if (space_.owner == nullptr) space_ = b_.space();
+    return space_;
+  }
   peg::parser never() { return never_; }
   bool is_never(peg::parser p) const { return p.id == never_.id; }
   peg::parser choice_of(std::vector<alternative> alts);  // never when empty
@@ -127,16 +133,15 @@ class schema_compiler {
   std::string prefix_;
   std::vector<schema_warning> warnings_;
   std::set<std::pair<std::string, std::string>> warned_;
-  std::set<std::string> used_names_;
+  std::unordered_set<std::string> used_names_;
   std::map<std::string, std::string> ref_rules_;                   // JSON pointer → rule name
   std::vector<std::pair<std::string, std::string>> pending_refs_;  // pointer, rule name
   std::set<std::string> raw_inlining_;  // pointers being inlined at a raw position
-  std::deque<json::value> storage_;     // merged schemas (allOf, anyOf siblings)
+  // Merged schemas (allOf, anyOf siblings); a list: stable, and nothing allocated until used.
+  std::list<json::value> storage_;
   peg::parser never_{};
+  peg::parser space_{};
   literal_pieces untyped_{};
-  peg::parser string_char_{};
-  peg::parser escape_tail_{};  // after a backslash: one escape (u + 4 hex included)  // one JSON
-                               // string character (escape = one), built lazily
   peg::node_id first_id_ = 0;
   // Left recursion: refs reached before any input is consumed (not inside an object or an
   // array) from the top ("") or from a definition; a cycle here could never match.

@@ -17,7 +17,8 @@
 // Arrays: prefixItems one by one (each further one optional once minItems is met), then the
 // items schema repeated within what minItems/maxItems leave.
 #include <algorithm>
-#include <map>
+#include <string_view>
+#include <unordered_set>
 
 #include "chatpeg/base/utf8.h"
 
@@ -69,37 +70,36 @@ peg::parser schema_compiler::key_except(const std::vector<std::string>& keys) {
       return b_.negate(b_.choice(std::move(lits))) + b_.json_string();
     }
   }
-  if (escape_tail_.owner == nullptr) {
-    escape_tail_ =
-        b_.choice({b_.chars({{'"', '"'},
-                             {'\\', '\\'},
-                             {'/', '/'},
-                             {'b', 'b'},
-                             {'f', 'f'},
-                             {'n', 'n'},
-                             {'r', 'r'},
-                             {'t', 't'}}),
-                   b_.literal("u") + b_.chars({{'0', '9'}, {'a', 'f'}, {'A', 'F'}}, false, 4, 4)});
-  }
-  const peg::parser rest = b_.json_string_content() + b_.literal("\"");
-  // node(keys sharing the first d units): the alternatives are disjoint by first code point.
-  auto node = [&](auto&& self, const std::vector<const std::vector<std::string>*>& group,
-                  std::size_t d) -> peg::parser {
-    std::map<std::string, std::vector<const std::vector<std::string>*>> children;
-    bool terminal = false;
-    for (const auto* k : group) {
-      if (k->size() == d) {
-        terminal = true;
-      } else {
-        children[(*k)[d]].push_back(k);
-      }
-    }
+  // After a backslash: one escape (u + 4 hex digits included); and the rest of a key.
+  const peg::parser escape_tail = b_.shared_piece("json-key-escape-tail", [&] {
+    return b_.choice(
+        {simple_escape(),
+         b_.literal("u") + b_.chars({{'0', '9'}, {'a', 'f'}, {'A', 'F'}}, false, 4, 4)});
+  });
+  const peg::parser rest =
+      b_.shared_piece("json-key-rest", [&] { return b_.json_string_content() + b_.literal("\""); });
+  // node(keys sharing the first d units, as order[lo, hi)): the alternatives are disjoint by
+  // first code point. The keys that go on are sorted by their next unit, then by their place
+  // in `keys`, so each child is a run of order.
+  std::vector<std::size_t> order(all.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto node = [&](auto&& self, std::size_t lo, std::size_t hi, std::size_t d) -> peg::parser {
+    const auto ends = [&](std::size_t k) { return all[k].size() == d; };
+    const auto split = std::partition(order.begin() + lo, order.begin() + hi, ends);
+    const bool terminal = split != order.begin() + lo;
+    std::sort(split, order.begin() + hi, [&](std::size_t a, std::size_t b) {
+      return all[a][d] != all[b][d] ? all[a][d] < all[b][d] : a < b;
+    });
     std::vector<peg::parser> alts;
     std::vector<peg::char_range> excluded = {{0, 0x1F}, {'"', '"'}, {'\\', '\\'}};
     std::vector<peg::parser> escaped_children;  // \uXXXX units (control characters)
     std::string simple = "\"\\/bfnrt";          // one-letter escapes not taken by a child
-    for (const auto& [unit, sub] : children) {
-      alts.push_back(b_.literal(unit) + self(self, sub, d + 1));
+    for (std::size_t first = split - order.begin(); first < hi;) {
+      const std::string& unit = all[order[first]][d];
+      std::size_t last = first + 1;
+      while (last < hi && all[order[last]][d] == unit) ++last;
+      alts.push_back(b_.literal(unit) + self(self, first, last, d + 1));
+      first = last;
       if (unit.size() == 2 && unit[0] == '\\') {
         simple.erase(simple.find(unit[1]), 1);
       } else if (unit[0] == '\\') {
@@ -111,7 +111,7 @@ peg::parser schema_compiler::key_except(const std::vector<std::string>& keys) {
     }
     if (!terminal) alts.push_back(b_.literal("\""));  // ends here: not a declared key
     alts.push_back(b_.chars(std::move(excluded), true) + rest);
-    peg::parser tail = escape_tail_;
+    peg::parser tail = escape_tail;
     if (simple.size() < 8) {
       std::vector<peg::parser> tails;
       if (!simple.empty()) {
@@ -123,14 +123,14 @@ peg::parser schema_compiler::key_except(const std::vector<std::string>& keys) {
                       b_.chars({{'0', '9'}, {'a', 'f'}, {'A', 'F'}}, false, 4, 4));
       tail = b_.choice(std::move(tails));
     }
-    peg::parser escape = b_.literal("\\") + tail;
-    if (!escaped_children.empty()) escape = b_.negate(b_.choice(escaped_children)) + escape;
-    alts.push_back(escape + rest);
+    // [not a child's escape] \ escape, then the rest of the key.
+    std::vector<peg::parser> escape;
+    if (!escaped_children.empty()) escape.push_back(b_.negate(b_.choice(escaped_children)));
+    escape.insert(escape.end(), {b_.literal("\\"), tail, rest});
+    alts.push_back(b_.sequence(escape));
     return b_.choice(std::move(alts));
   };
-  std::vector<const std::vector<std::string>*> group;
-  for (const auto& k : all) group.push_back(&k);
-  return b_.literal("\"") + node(node, group, 0);
+  return b_.literal("\"") + node(node, 0, order.size(), 0);
 }
 
 base::result<peg::parser> schema_compiler::object_parser(const json::value& s,
@@ -153,20 +153,22 @@ base::result<peg::parser> schema_compiler::object_body(const json::value& s,
   };
   std::vector<member> members;
   std::vector<std::string> declared;  // every declared key, also those that can't appear
+  // The same as sets (views into the schema's strings): an object may have thousands of keys.
+  std::unordered_set<std::string_view> declared_set;
+  std::unordered_set<std::string_view> required_set;
 
-  std::vector<std::string> required;
+  std::vector<std::string> required;  // in order, without repeats
   if (auto it = s.find("required"); it != s.end()) {
     for (const auto& r : *it) {
-      if (std::find(required.begin(), required.end(), r.get<std::string>()) == required.end()) {
-        required.push_back(r.get<std::string>());
-      }
+      const std::string& key = r.get_ref<const std::string&>();
+      if (required_set.insert(key).second) required.push_back(key);
     }
   }
-  auto is_required = [&](const std::string& k) {
-    return std::find(required.begin(), required.end(), k) != required.end();
-  };
+  auto is_required = [&](const std::string& k) { return required_set.count(k) != 0; };
+  // Sequences built per member are written as lists: a chain of + leaves its partial
+  // sequences behind as unused nodes.
   auto make_member = [&](const std::string& key, peg::parser value) {
-    return key_text(key) + ws() + b_.literal(":") + ws() + value + ws();
+    return b_.sequence({key_text(key), ws(), b_.literal(":"), ws(), value, ws()});
   };
 
   // additionalProperties: true = any value, false = none, schema = that schema; absent, as
@@ -214,6 +216,7 @@ base::result<peg::parser> schema_compiler::object_body(const json::value& s,
   if (auto it = s.find("properties"); it != s.end()) {
     for (const auto& [key, sub] : it->items()) {
       declared.push_back(key);
+      declared_set.insert(key);
       auto v = compile(sub, json::path_key(props_path, key), depth + 1);
       if (!v) return v;
       if (is_never(*v)) {
@@ -226,7 +229,7 @@ base::result<peg::parser> schema_compiler::object_body(const json::value& s,
   // Required keys without a declared schema take the additionalProperties schema (any value
   // when the object is closed only by default).
   for (const auto& key : required) {
-    if (std::find(declared.begin(), declared.end(), key) != declared.end()) continue;
+    if (declared_set.count(key) != 0) continue;
     peg::parser value = additional_value;
     if (is_never(value) && closed_by_default) {
       auto v = compile(any, additional_path, depth + 1);
@@ -235,27 +238,32 @@ base::result<peg::parser> schema_compiler::object_body(const json::value& s,
     }
     if (is_never(value)) return never_;
     declared.push_back(key);
+    declared_set.insert(key);
     members.push_back({key, make_member(key, value), true});
   }
 
-  peg::parser open = b_.literal("{") + ws();
-  peg::parser close = b_.literal("}");
-  peg::parser sep = b_.literal(",") + ws();
+  // `{` and `,` are each followed by ws() where they are used.
+  const peg::parser lbrace = b_.literal("{");
+  const peg::parser comma = b_.literal(",");
+  const peg::parser close = b_.literal("}");
   const bool has_additional = !is_never(additional_value);
 
-  if (members.empty() && !has_additional) return open + close;
+  if (members.empty() && !has_additional) return b_.sequence({lbrace, ws(), close});
   if (members.empty() && additional->is_boolean() && declared.empty()) return untyped().object;
 
   // An additional member: any key but a declared one.
   peg::parser extra{};
   if (has_additional) {
-    extra = other_key(declared) + ws() + b_.literal(":") + ws() + additional_value + ws();
+    extra = b_.sequence({other_key(declared), ws(), b_.literal(":"), ws(), additional_value, ws()});
   }
   const std::string obj = "obj" + std::to_string(++object_count_);
   const std::string base = new_rule_name(obj);
   if (has_additional) extra = shared(extra, obj + "-extra");
   if (members.empty()) {
-    return open + b_.optional(extra + b_.zero_or_more(sep + extra)) + close;
+    return b_.sequence(
+        {lbrace, ws(),
+         b_.optional(b_.sequence({extra, b_.zero_or_more(b_.sequence({comma, ws(), extra}))})),
+         close});
   }
   if (members.size() > 1) {
     for (std::size_t i = 0; i < members.size(); ++i) {
@@ -270,24 +278,32 @@ base::result<peg::parser> schema_compiler::object_body(const json::value& s,
     for (std::size_t i = 0; i < n; ++i) {
       if (members[i].required) required_mask |= 1u << i;
     }
-    auto rest_name = [&](std::uint32_t mask) { return base + "-s" + std::to_string(mask); };
-    for (std::uint32_t mask = 0; mask < (1u << n); ++mask) {
+    // The names of rest(S) for every S, made once.
+    std::vector<std::string> rest_names(std::size_t{1} << n);
+    for (std::uint32_t mask = 0; mask < rest_names.size(); ++mask) {
+      rest_names[mask] = base + "-s" + std::to_string(mask);
+    }
+    auto rest_name = [&](std::uint32_t mask) -> const std::string& { return rest_names[mask]; };
+    // Defined from the full set down, so each rule refers to the larger sets' rules directly;
+    // only its own name (more additional members) is a ref.
+    std::vector<peg::parser> rest(rest_names.size());
+    for (std::uint32_t mask = (1u << n); mask-- > 0;) {
       std::vector<peg::parser> alts;
       for (std::size_t i = 0; i < n; ++i) {
         if (mask & (1u << i)) continue;
-        alts.push_back(sep + members[i].p + b_.ref(rest_name(mask | (1u << i))));
+        alts.push_back(b_.sequence({comma, ws(), members[i].p, rest[mask | (1u << i)]}));
       }
-      if (has_additional) alts.push_back(sep + extra + b_.ref(rest_name(mask)));
+      if (has_additional) {
+        alts.push_back(b_.sequence({comma, ws(), extra, b_.ref(rest_name(mask))}));
+      }
       if ((mask & required_mask) == required_mask) alts.push_back(b_.eps());
-      auto rule = b_.rule(rest_name(mask), alts.size() == 1 ? alts[0] : b_.choice(alts));
+      rest[mask] = b_.rule(rest_name(mask), alts.size() == 1 ? alts[0] : b_.choice(alts));
       used_names_.insert(rest_name(mask));
-      if (auto st = check_budget(rule); !st) return std::move(st).error();
+      if (auto st = check_budget(rest[mask]); !st) return std::move(st).error();
     }
     std::vector<peg::parser> first;
-    for (std::size_t i = 0; i < n; ++i) {
-      first.push_back(members[i].p + b_.ref(rest_name(1u << i)));
-    }
-    if (has_additional) first.push_back(extra + b_.ref(rest_name(0)));
+    for (std::size_t i = 0; i < n; ++i) first.push_back(members[i].p + rest[1u << i]);
+    if (has_additional) first.push_back(extra + rest[0]);
     if (required_mask == 0) first.push_back(b_.eps());
     body = b_.choice(std::move(first));
   } else {
@@ -295,35 +311,45 @@ base::result<peg::parser> schema_compiler::object_body(const json::value& s,
     // head(i): nothing written yet, keys i.. may follow.
     auto tail_name = [&](std::size_t i) { return base + "-t" + std::to_string(i); };
     auto head_name = [&](std::size_t i) { return base + "-h" + std::to_string(i); };
-    peg::parser extras = has_additional ? b_.zero_or_more(sep + extra) : b_.eps();
+    peg::parser extras =
+        has_additional ? b_.zero_or_more(b_.sequence({comma, ws(), extra})) : b_.eps();
+    // Defined from the last key back, so each rule refers to the ones after it directly.
+    peg::parser next_tail{};  // tail(i + 1)
+    peg::parser next_head{};  // head(i + 1)
     for (std::size_t i = n + 1; i-- > 0;) {
+      peg::parser take{};
       peg::parser tail{};
-      peg::parser head{};
       if (i == n) {
         tail = extras;
-        head = has_additional ? b_.choice({extra + b_.ref(tail_name(n)), b_.eps()}) : b_.eps();
       } else {
-        auto take = members[i].p + b_.ref(tail_name(i + 1));
-        if (members[i].required) {
-          tail = extras + sep + take;
-          head = has_additional ? b_.choice({take, extra + b_.ref(tail_name(i))}) : take;
-        } else {
-          tail = extras + b_.choice({sep + take, b_.ref(tail_name(i + 1))});
-          std::vector<peg::parser> alts{take};
-          if (has_additional) alts.push_back(extra + b_.ref(tail_name(i)));
-          alts.push_back(b_.ref(head_name(i + 1)));
-          head = b_.choice(std::move(alts));
-        }
+        take = members[i].p + next_tail;
+        tail =
+            members[i].required
+                ? b_.sequence({extras, comma, ws(), take})
+                : b_.sequence({extras, b_.choice({b_.sequence({comma, ws(), take}), next_tail})});
       }
-      b_.rule(tail_name(i), tail);
-      auto h = b_.rule(head_name(i), head);
+      const peg::parser tail_rule = b_.rule(tail_name(i), tail);
+      peg::parser head{};
+      if (i == n) {
+        head = has_additional ? b_.choice({extra + tail_rule, b_.eps()}) : b_.eps();
+      } else if (members[i].required) {
+        head = has_additional ? b_.choice({take, extra + tail_rule}) : take;
+      } else {
+        std::vector<peg::parser> alts{take};
+        if (has_additional) alts.push_back(extra + tail_rule);
+        alts.push_back(next_head);
+        head = b_.choice(std::move(alts));
+      }
+      const peg::parser head_rule = b_.rule(head_name(i), head);
       used_names_.insert(tail_name(i));
       used_names_.insert(head_name(i));
-      if (auto st = check_budget(h); !st) return std::move(st).error();
+      if (auto st = check_budget(head_rule); !st) return std::move(st).error();
+      next_tail = tail_rule;
+      next_head = head_rule;
     }
-    body = b_.ref(head_name(0));
+    body = next_head;
   }
-  return open + body + close;
+  return b_.sequence({lbrace, ws(), body, close});
 }
 
 base::result<peg::parser> schema_compiler::array_parser(const json::value& s,

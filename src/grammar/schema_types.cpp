@@ -16,6 +16,19 @@ void append_hex4(std::string& out, unsigned v, bool upper) {
 
 }  // namespace
 
+peg::parser schema_compiler::simple_escape() {
+  return b_.shared_piece("json-simple-escape", [&] {
+    return b_.chars({{'"', '"'},
+                     {'\\', '\\'},
+                     {'/', '/'},
+                     {'b', 'b'},
+                     {'f', 'f'},
+                     {'n', 'n'},
+                     {'r', 'r'},
+                     {'t', 't'}});
+  });
+}
+
 peg::parser schema_compiler::integer_parser() {
   return b_.json_integer() + b_.negate(b_.chars({{'.', '.'}, {'E', 'E'}, {'e', 'e'}}));
 }
@@ -29,27 +42,20 @@ peg::parser schema_compiler::string_parser(const json::value& s, const std::stri
   const std::uint32_t max = count(s, "maxLength", peg::unbounded, path);
   if (min == 0 && max == peg::unbounded) return b_.json_string();
   if (min > max) return never_;
-  if (string_char_.owner == nullptr) {
+  const peg::parser string_char = b_.shared_piece("json-string-char", [&] {
     // One character of a JSON string: a plain code point, or one escape. A surrogate pair
     // escape is one code point, so it counts as one character.
     auto unescaped = b_.chars({{0x20, 0x21}, {0x23, 0x5B}, {0x5D, 0x10FFFF}});
-    auto simple = b_.chars({{'"', '"'},
-                            {'\\', '\\'},
-                            {'/', '/'},
-                            {'b', 'b'},
-                            {'f', 'f'},
-                            {'n', 'n'},
-                            {'r', 'r'},
-                            {'t', 't'}});
+    auto simple = simple_escape();
     auto hex2 = b_.chars({{'0', '9'}, {'a', 'f'}, {'A', 'F'}}, false, 2, 2);
     auto d = b_.chars({{'d', 'd'}, {'D', 'D'}});
     auto pair = b_.literal("u") + d + b_.chars({{'8', '9'}, {'a', 'b'}, {'A', 'B'}}) + hex2 +
                 b_.literal("\\u") + d + b_.chars({{'c', 'f'}, {'C', 'F'}}) + hex2;
     auto single = b_.literal("u") + b_.chars({{'0', '9'}, {'a', 'f'}, {'A', 'F'}}, false, 4, 4);
     auto escape = b_.literal("\\") + b_.choice({simple, pair, single});
-    string_char_ = b_.choice({unescaped, escape});
-  }
-  return b_.literal("\"") + b_.repeat(string_char_, min, max) + b_.literal("\"");
+    return b_.choice({unescaped, escape});
+  });
+  return b_.literal("\"") + b_.repeat(string_char, min, max) + b_.literal("\"");
 }
 
 peg::parser schema_compiler::string_const_parser(const std::string& text) {

@@ -85,6 +85,9 @@ struct schema_options {
   undeclared_keys undeclared = undeclared_keys::as_schema;
   // The spelling of values. String lengths are enforced in JSON only.
   literal_syntax syntax = literal_syntax::json;
+  // Keep the schema's JSON text in the schema node (what grammar serialization writes). A
+  // grammar that is only exported to GBNF does without it.
+  bool keep_schema_text = true;
 };
 
 // Any value spelled in a syntax: for JSON the builder's json_value(); otherwise a rule named
