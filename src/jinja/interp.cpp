@@ -151,17 +151,25 @@ base::result<std::shared_ptr<const program>> parse_template(std::string_view sou
 
 base::result<std::string> render(const program& prog, const json::value& context,
                                  const render_options& options) {
-  using namespace detail;
-  interp in(prog, options);
-  auto root = std::make_shared<scope>(builtin_globals());
+  std::vector<context_entry> entries;
   if (context.is_object()) {
-    // Lazy views of the JSON (converted on access): keys are unique, no need for set().
-    root->vars.reserve(context.size() + 8);
+    entries.reserve(context.size());
     for (auto it = context.begin(); it != context.end(); ++it)
-      root->vars.emplace_back(it.key(), from_json(it.value()));
+      entries.push_back({it.key(), &it.value()});
   } else if (!context.is_null()) {
     return base::make_error(base::errc::invalid_argument, "render context must be a JSON object");
   }
+  return render(prog, entries, options);
+}
+
+base::result<std::string> render(const program& prog, std::span<const context_entry> context,
+                                 const render_options& options) {
+  using namespace detail;
+  interp in(prog, options);
+  auto root = std::make_shared<scope>(builtin_globals());
+  // Lazy views of the JSON (converted on access): names are unique, no need for set().
+  root->vars.reserve(context.size() + 8);
+  for (const auto& e : context) root->vars.emplace_back(e.name, from_json(*e.value));
   std::string out;
   std::optional<base::error> failure;
   meter_scope metering(&in.meter);
@@ -218,6 +226,46 @@ json::value make_chat_context(const json::value& request, const json::value& spe
       ctx[k] = it.value();
     }
   return ctx;
+}
+
+std::vector<context_entry> chat_context_entries(const json::value& request,
+                                                const json::value& special_tokens) {
+  static const json::value none;
+  static const json::value no_messages = json::value::array();
+  static const json::value no_generation_prompt = false;
+  auto field = [&](const char* key, const json::value& fallback) -> const json::value* {
+    if (!request.is_object()) return &fallback;
+    const auto it = request.find(key);
+    return it != request.end() ? &*it : &fallback;
+  };
+  std::vector<context_entry> out = {
+      {"messages", field("messages", no_messages)},
+      {"tools", field("tools", none)},
+      {"documents", field("documents", none)},
+      {"add_generation_prompt", field("add_generation_prompt", no_generation_prompt)}};
+  if (special_tokens.is_object()) {
+    for (auto it = special_tokens.begin(); it != special_tokens.end(); ++it) {
+      if (request.is_object() && request.contains(it.key())) continue;
+      // A special token named like one of the four above replaces it, as in
+      // make_chat_context.
+      const auto same = std::find_if(out.begin(), out.end(),
+                                     [&](const context_entry& e) { return e.name == it.key(); });
+      if (same != out.end()) {
+        same->value = &it.value();
+      } else {
+        out.push_back({it.key(), &it.value()});
+      }
+    }
+  }
+  if (request.is_object()) {
+    for (auto it = request.begin(); it != request.end(); ++it) {
+      const std::string& k = it.key();
+      if (k == "messages" || k == "tools" || k == "documents" || k == "add_generation_prompt")
+        continue;
+      out.push_back({k, &it.value()});
+    }
+  }
+  return out;
 }
 
 base::result<std::function<std::tm()>> fixed_clock(std::string_view iso) {

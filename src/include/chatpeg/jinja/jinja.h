@@ -10,8 +10,10 @@
 #include <ctime>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "chatpeg/base/result.h"
 #include "chatpeg/json/json.h"
@@ -81,10 +83,27 @@ struct render_options {
 base::result<std::string> render(const program& prog, const json::value& context,
                                  const render_options& options = {});
 
+// One variable of a render context given by reference: the name and the value must outlive
+// render().
+struct context_entry {
+  std::string_view name;
+  const json::value* value = nullptr;
+};
+
+// The same with the context as a list of variables (names unique), read where they are: no
+// copy of the JSON (a request's tools can be large).
+base::result<std::string> render(const program& prog, std::span<const context_entry> context,
+                                 const render_options& options = {});
+
 // Convenience: the variables transformers passes to a chat template for a request-like
 // object: special tokens merged under the context, `tools`/`documents` defaulting to None and
 // add_generation_prompt to false.
 json::value make_chat_context(const json::value& request, const json::value& special_tokens);
+
+// make_chat_context as references into request and special_tokens (the defaults are static
+// values), in the same order.
+std::vector<context_entry> chat_context_entries(const json::value& request,
+                                                const json::value& special_tokens);
 
 // Parses ISO 8601 "YYYY-MM-DDTHH:MM:SS" into a clock for render_options::now.
 base::result<std::function<std::tm()>> fixed_clock(std::string_view iso8601);
