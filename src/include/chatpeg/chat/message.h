@@ -60,4 +60,32 @@ struct request {
   bool has_tools() const { return tools.is_array() && !tools.empty(); }
 };
 
+// Caps on a request's tools, for a gateway to enforce before prepare(). prepare() is linear
+// in the size of the tools, but every tool is rendered into the prompt and compiled into two
+// grammars, so the size of what one request may ask for is bounded here. "Serialized" means
+// compact JSON as json::dump writes it; depth counts nested arrays and objects, the
+// parameters object itself being 1.
+struct request_limits {
+  // Real agents offer tens of tools and large aggregations of tool servers a few hundred;
+  // prepare() takes about 45 us per small tool on the 2-core reference machine
+  // (docs/perf.md), so 512 tools stay within about 25 ms.
+  std::size_t max_tools = 512;
+  // One tool's parameters: real schemas are a few KiB; 64 KiB still admits generated API
+  // schemas with large enums, and bounds the grammar one tool adds.
+  std::size_t max_schema_bytes = 64 * 1024;
+  // One tool's parameters: an object schema nested in another is two JSON levels deeper
+  // ("properties", then the key), so 32 admits 16 levels of nested objects, more than real
+  // schemas use (under 10), and well inside what the schema compiler accepts (64 levels).
+  std::size_t max_schema_depth = 32;
+  // All tools together (the `tools` array): 512 tools of 2 KiB; the prompt carries them once
+  // per render.
+  std::size_t max_tools_bytes = 1024 * 1024;
+};
+
+// errc::limit_exceeded naming the first limit the request's tools exceed, its value and where
+// ("2000 tools exceed the limit of 512 (max_tools)" at $.tools; a tool's parameters at
+// $.tools[3].function.parameters). Checks the count first, then each tool, then the total.
+// Iterative: a deeply nested schema cannot exhaust the stack.
+base::status check_request_limits(const request& req, const request_limits& limits);
+
 }  // namespace chatpeg::chat
