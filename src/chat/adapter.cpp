@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "chat/variables.h"
 #include "chatpeg/chat/prepare.h"
 
 namespace chatpeg::chat {
@@ -106,7 +107,10 @@ const std::vector<extra_variables>& extra_variable_rows() {
 
 }  // namespace
 
-base::result<json::value> adapt_variables(const template_caps& caps, const request& req) {
+namespace {
+
+// adapt_variables, with the request's tools copied in or left out.
+base::result<json::value> adapt(const template_caps& caps, const request& req, bool with_tools) {
   json::value messages = json::value::array();
   std::string pending_system;  // system text waiting for the first user turn
   bool merged = false;
@@ -149,7 +153,7 @@ base::result<json::value> adapt_variables(const template_caps& caps, const reque
 
   json::value vars = json::value::object();
   vars["messages"] = std::move(messages);
-  if (req.has_tools()) vars["tools"] = req.tools;
+  if (with_tools && req.has_tools()) vars["tools"] = req.tools;
   vars["add_generation_prompt"] = req.add_generation_prompt;
   for (auto it = req.chat_template_kwargs.begin(); it != req.chat_template_kwargs.end(); ++it) {
     vars[it.key()] = it.value();
@@ -157,8 +161,9 @@ base::result<json::value> adapt_variables(const template_caps& caps, const reque
   return vars;
 }
 
-base::result<json::value> template_variables(const chat_template& tmpl, const request& req) {
-  auto vars = adapt_variables(tmpl.caps(), req);
+base::result<json::value> variables(const chat_template& tmpl, const request& req,
+                                    bool with_tools) {
+  auto vars = adapt(tmpl.caps(), req, with_tools);
   if (!vars) return vars;
   // Variables some formats' templates read besides the standard ones, as their model cards
   // (and the reference implementation) feed them; kwargs the request gives win.
@@ -171,4 +176,22 @@ base::result<json::value> template_variables(const chat_template& tmpl, const re
   return vars;
 }
 
+}  // namespace
+
+base::result<json::value> adapt_variables(const template_caps& caps, const request& req) {
+  return adapt(caps, req, true);
+}
+
+base::result<json::value> template_variables(const chat_template& tmpl, const request& req) {
+  return variables(tmpl, req, true);
+}
+
+namespace detail {
+
+base::result<json::value> template_variables_without_tools(const chat_template& tmpl,
+                                                           const request& req) {
+  return variables(tmpl, req, false);
+}
+
+}  // namespace detail
 }  // namespace chatpeg::chat

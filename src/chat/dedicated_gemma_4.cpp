@@ -96,7 +96,7 @@ struct gemma {
 
   base::result<parser> call(const json::value& tool) {
     const std::string name = tool_name(tool);
-    const json::value params = tool_parameters(tool);
+    const json::value& params = tool_parameters(tool);
     std::vector<parser> entries;
     std::vector<std::string> names;
     std::size_t count = 0;

@@ -14,13 +14,20 @@ namespace chatpeg::chat {
 namespace detail {
 
 peg::parser gen_context::ws() {
-  return b.chars("[ \\t\\n\\r]", 0, max_free_space);
+  // Used around every marker and separator of every call: one node, not one per use (a
+  // leaf matches the same wherever it is used).
+  if (ws_node.owner == nullptr) {
+    ws_node =
+        b.chars({{' ', ' '}, {'\t', '\t'}, {'\n', '\n'}, {'\r', '\r'}}, false, 0, max_free_space);
+  }
+  return ws_node;
 }
 
 grammar::schema_options gen_context::schema_options(std::string name) const {
   grammar::schema_options so;
   so.name = std::move(name);
   so.undeclared = for_gbnf ? grammar::undeclared_keys::closed : grammar::undeclared_keys::lenient;
+  so.keep_schema_text = !for_gbnf;  // the grammar for GBNF is only exported
   return so;
 }
 
@@ -79,13 +86,14 @@ std::string tool_name(const json::value& tool) {
   return name != fn->end() && name->is_string() ? name->get<std::string>() : std::string();
 }
 
-json::value tool_parameters(const json::value& tool) {
+const json::value& tool_parameters(const json::value& tool) {
+  static const json::value no_parameters{{"type", "object"}};
   const auto fn = tool.find("function");
   if (fn != tool.end() && fn->is_object()) {
     const auto params = fn->find("parameters");
     if (params != fn->end() && params->is_object()) return *params;
   }
-  return json::value{{"type", "object"}};
+  return no_parameters;
 }
 
 // Reasoning: [start] text end, with bounded whitespace around the markers. With extraction
@@ -364,7 +372,8 @@ base::result<built> build_one(gen_context& c) {
     r = build_generic(c);
   }
   if (!r) return r.error();
-  auto g = c.b.build(r->root);
+  // The grammar for GBNF is only exported: the matcher's tables are not needed.
+  auto g = c.b.build(r->root, {.matcher_tables = !c.for_gbnf});
   if (!g) return g.error();
   return built{std::move(*g), std::move(*r)};
 }
@@ -432,6 +441,7 @@ base::result<prepared> generate(const analysis& a, const request& req,
   out.preserved_tokens = a.preserved_tokens;
 
   auto make_context = [&](peg::builder& b, bool for_gbnf) {
+    b.share_leaves(true);  // every call writes the same punctuation, markers and whitespace
     gen_context c{b, a, req};
     c.tools = tools;
     c.body = body;
@@ -452,11 +462,26 @@ base::result<prepared> generate(const analysis& a, const request& req,
   out.parser = std::make_shared<const peg::grammar>(std::move(parser->g));
   out.stops = parser->r.stops;
 
+  auto record = [&](const peg::grammar* gbnf_source, std::size_t examined) {
+    if (options.stats == nullptr) return;
+    prepare_stats& st = *options.stats;
+    st = {};
+    st.parser_nodes = out.parser->size();
+    st.rules = out.parser->rules().size();
+    if (gbnf_source != nullptr) {
+      st.gbnf_nodes = gbnf_source->size();
+      st.rules += gbnf_source->rules().size();
+    }
+    st.nodes_examined = examined;
+    st.gbnf_bytes = out.gbnf.size();
+  };
   if (body == body_kind::content) {
     if (req.grammar) out.gbnf = *req.grammar;
+    record(nullptr, pb.nodes_examined());
     return out;
   }
   peg::builder gb;
+  gb.reserve(out.parser->size());  // the grammar for GBNF is built from the same pieces
   auto gc = make_context(gb, true);
   auto gbnf_src = build_one(gc);
   if (!gbnf_src) return gbnf_src.error();
@@ -471,6 +496,7 @@ base::result<prepared> generate(const analysis& a, const request& req,
     if (!text) return text.error();
     out.gbnf = std::move(*text);
   }
+  record(&gbnf_src->g, pb.nodes_examined() + gb.nodes_examined());
   return out;
 }
 

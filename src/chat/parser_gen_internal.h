@@ -46,10 +46,11 @@ struct gen_context {
   std::string parse_prefix;
   int rule_counter = 0;
   peg::parser py_value{};  // the shared Python literal rule, once defined
+  peg::parser ws_node{};   // ws(), made once: one node serves every use
   // DSML: each tagged value opens with `true">` (raw string) or `false">` (JSON value).
   bool string_flag_values = false;
 
-  peg::parser ws();  // 0..max_free_space whitespace characters
+  peg::parser ws();  // 0..max_free_space whitespace characters (one shared node)
   // A marker with its leading/trailing whitespace made flexible: "\n</tool_call>\n" →
   // ws "</tool_call>" ws. A marker without surrounding whitespace is an exact literal; a
   // marker of whitespace only is ws.
@@ -84,9 +85,10 @@ std::string_view marker_core(std::string_view marker);
 // Rule-name-safe spelling of a tool name.
 std::string sanitize(std::string_view name);
 
-// The tool's name and parameter schema ({"type":"object"} when absent).
+// The tool's name and parameter schema ({"type":"object"} when absent; the reference lives
+// as long as the tool).
 std::string tool_name(const json::value& tool);
-json::value tool_parameters(const json::value& tool);
+const json::value& tool_parameters(const json::value& tool);
 
 // The typed JSON arguments object of a tool (tagged tool_args by the caller).
 base::result<peg::parser> json_arguments(gen_context& c, const json::value& tool);

@@ -5,6 +5,8 @@
 // Python keyword arguments (pythonic calls) — and the block of calls around them: sections
 // per call or one section, array-wrapped JSON, separators, parallel calls, ids.
 #include <algorithm>
+#include <string_view>
+#include <unordered_set>
 
 #include "chatpeg/grammar/schema.h"
 #include "parser_gen_internal.h"
@@ -52,35 +54,49 @@ base::result<parser> json_native_call(gen_context& c, const json::value& tool) {
   const std::string name = tool_name(tool);
   auto args = arguments_value(c, tool);
   if (!args) return args.error();
-  auto colon = c.ws() + b.literal(":") + c.ws();
+  // Built per tool from lists of parts: a sequence made only to be spliced into a larger one
+  // (a chain of +, a field used in several orders) stays behind as an unused node.
+  const parser ws = c.ws();
+  const parser quote = b.literal("\"");
+  const std::vector<parser> colon{ws, b.literal(":"), ws};
+  auto append = [](std::vector<parser>& to, const std::vector<parser>& parts) {
+    to.insert(to.end(), parts.begin(), parts.end());
+  };
   if (ts.function_name_as_key) {
-    return b.literal("{") + c.ws() + b.literal("\"") + name_literal(c, name) + b.literal("\"") +
-           colon + *args + c.ws() + b.literal("}");
+    std::vector<parser> seq{b.literal("{"), ws, quote, name_literal(c, name), quote};
+    append(seq, colon);
+    append(seq, {*args, ws, b.literal("}")});
+    return b.sequence(seq);
   }
-  std::vector<parser> fields;
-  fields.push_back(json_key(c, ts.name_key.empty() ? "name" : ts.name_key) + colon +
-                   b.literal("\"") + name_literal(c, name) + b.literal("\""));
-  fields.push_back(json_key(c, ts.arguments_key.empty() ? "arguments" : ts.arguments_key) + colon +
-                   *args);
+  // "key": value, as parts.
+  auto field = [&](const std::string& key, const std::vector<parser>& value) {
+    std::vector<parser> parts{json_key(c, key)};
+    append(parts, colon);
+    append(parts, value);
+    return parts;
+  };
+  std::vector<std::vector<parser>> fields;
+  fields.push_back(
+      field(ts.name_key.empty() ? "name" : ts.name_key, {quote, name_literal(c, name), quote}));
+  fields.push_back(field(ts.arguments_key.empty() ? "arguments" : ts.arguments_key, {*args}));
   if (!ts.id_key.empty()) {
-    fields.push_back(json_key(c, ts.id_key) + colon + b.literal("\"") +
-                     b.tag(tag::tool_id, b.json_string_content()) + b.literal("\""));
+    fields.push_back(
+        field(ts.id_key, {quote, b.tag(tag::tool_id, b.json_string_content()), quote}));
   }
   // Bounded permutation: at most 3 fields, 6 + 2 orders; the declared order is tried first.
   // The id is optional (a model may leave it out); every order of the fields is accepted.
   std::vector<parser> alternatives;
-  auto sep = c.ws() + b.literal(",") + c.ws();
+  const std::vector<parser> sep{ws, b.literal(","), ws};
   for (std::size_t count = fields.size(); count >= 2; --count) {
     std::vector<std::size_t> order(count);
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     do {
-      std::vector<parser> seq{b.literal("{"), c.ws()};
+      std::vector<parser> seq{b.literal("{"), ws};
       for (std::size_t i = 0; i < order.size(); ++i) {
-        if (i > 0) seq.push_back(sep);
-        seq.push_back(fields[order[i]]);
+        if (i > 0) append(seq, sep);
+        append(seq, fields[order[i]]);
       }
-      seq.push_back(c.ws());
-      seq.push_back(b.literal("}"));
+      append(seq, {ws, b.literal("}")});
       alternatives.push_back(b.sequence(seq));
     } while (std::next_permutation(order.begin(), order.end()));
   }
@@ -90,7 +106,7 @@ base::result<parser> json_native_call(gen_context& c, const json::value& tool) {
 // Names of the declared properties, required ones flagged.
 struct property {
   std::string name;
-  json::value schema;
+  const json::value* schema = nullptr;  // in the tool's parameters
   bool required = false;
 };
 
@@ -98,15 +114,14 @@ std::vector<property> properties_of(const json::value& params) {
   std::vector<property> out;
   const auto props = params.find("properties");
   if (props == params.end() || !props->is_object()) return out;
-  std::vector<std::string> required;
+  std::unordered_set<std::string_view> required;  // a set: there may be thousands of keys
   if (const auto r = params.find("required"); r != params.end() && r->is_array()) {
     for (const auto& x : *r) {
-      if (x.is_string()) required.push_back(x.get<std::string>());
+      if (x.is_string()) required.insert(x.get_ref<const std::string&>());
     }
   }
   for (auto it = props->begin(); it != props->end(); ++it) {
-    out.push_back({it.key(), it.value(),
-                   std::find(required.begin(), required.end(), it.key()) != required.end()});
+    out.push_back({it.key(), &it.value(), required.count(it.key()) != 0});
   }
   return out;
 }
@@ -200,7 +215,7 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
   };
 
   const std::string name = tool_name(tool);
-  const json::value params = tool_parameters(tool);
+  const json::value& params = tool_parameters(tool);
   const auto props = properties_of(params);
   std::vector<std::string> names;
   for (const auto& p : props) names.push_back(p.name);
@@ -217,10 +232,10 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
   if (props.empty()) return undeclared.owner != nullptr ? b.zero_or_more(undeclared) : b.eps();
   std::vector<parser> entries;
   for (const auto& p : props) {
-    auto v = value_for(p.schema, c.unique_rule("arg-" + sanitize(name) + "-" + sanitize(p.name)));
+    auto v = value_for(*p.schema, c.unique_rule("arg-" + sanitize(name) + "-" + sanitize(p.name)));
     if (!v) return v.error();
-    const bool raw_string =
-        ts.values == value_syntax::raw && !c.string_flag_values && is_plain_string_schema(p.schema);
+    const bool raw_string = ts.values == value_syntax::raw && !c.string_flag_values &&
+                            is_plain_string_schema(*p.schema);
     entries.push_back(entry(b.tag(tag::tool_arg_name, b.literal(p.name)), *v, raw_string));
   }
   if (ts.fixed_argument_order) {
@@ -241,14 +256,14 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
 base::result<parser> pythonic_call(gen_context& c, const json::value& tool) {
   auto& b = c.b;
   const std::string name = tool_name(tool);
-  const json::value params = tool_parameters(tool);
+  const json::value& params = tool_parameters(tool);
   const auto props = properties_of(params);
   auto eq = c.ws() + b.literal("=") + c.ws();
   std::vector<parser> alts;
   for (const auto& p : props) {
     parser value = b.tag(tag::tool_arg_value, python_value(c));
     if (c.for_gbnf) {
-      auto typed = grammar_value(c, p.schema,
+      auto typed = grammar_value(c, *p.schema,
                                  c.unique_rule("arg-" + sanitize(name) + "-" + sanitize(p.name)),
                                  grammar::literal_syntax::python);
       if (!typed) return typed.error();
@@ -297,7 +312,7 @@ base::result<parser> one_call(gen_context& c, const json::value& tool) {
     } else {
       auto a = arguments_value(c, tool);
       if (!a) return a.error();
-      args = c.ws() + *a + c.ws();
+      args = b.sequence({c.ws(), *a, c.ws()});
     }
     auto id_before = [&]() {
       return b.optional(c.mark(ts.id_prefix) + id_text(c, {&ts.id_suffix, &ts.name_prefix}) +
@@ -327,7 +342,7 @@ base::result<parser> one_call(gen_context& c, const json::value& tool) {
   // An end-of-generation closing marker may have been stripped from the end of the output.
   if (ts.close_ends_turn && ts.section_end.empty() && !ts.call_end.empty())
     close = b.choice({close, b.end()});
-  auto call = b.tag(tag::tool_open, c.mark(ts.call_start)) + body + close;
+  auto call = b.sequence({b.tag(tag::tool_open, c.mark(ts.call_start)), body, close});
   return b.rule(c.unique_rule("tool-" + sanitize(name)), b.tag(tag::tool, call));
 }
 

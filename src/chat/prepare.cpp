@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <string>
 
+#include "chat/variables.h"
 #include "chatpeg/chat/parser_gen.h"
 #include "chatpeg/chat/prepare.h"
 #include "parser_gen_internal.h"
@@ -34,30 +35,39 @@ std::string tail_after(std::string_view a, std::string_view b) {
 
 base::result<prepared> prepare(const chat_template& tmpl, const request& req,
                                const prepare_options& options) {
-  auto vars = template_variables(tmpl, req);
+  // The variables without the tools: every render reads the request's tools where they are.
+  auto vars = detail::template_variables_without_tools(tmpl, req);
   if (!vars) return vars.error();
-  auto render = [&](json::value v, bool generation_prompt) {
+  // (A "tools" the variables do carry, from chat_template_kwargs, wins as it would there.)
+  const json::value* tools = req.has_tools() && !vars->contains("tools") ? &req.tools : nullptr;
+  // Renders v with the generation prompt on or off (v keeps the flag).
+  auto render = [&](json::value& v, bool generation_prompt) {
     v["add_generation_prompt"] = generation_prompt;
-    return tmpl.render_request(v);
+    return tmpl.render_request(v, tools);
   };
 
   std::string prompt;
   std::string generation_prompt;
-  std::string prefill;          // text of a continued message that the parser reads
-  json::value history = *vars;  // the conversation before the answer
-  std::string history_text;     // history rendered without a generation prompt
-  if (req.continue_final_message != continue_mode::none) {
-    auto& messages = history["messages"];
+  std::string prefill;  // text of a continued message that the parser reads
+  // The conversation before the answer: the variables, or for a continued message a copy
+  // without that message.
+  const bool continuing = req.continue_final_message != continue_mode::none;
+  json::value continued;
+  if (continuing) continued = *vars;
+  const json::value& history = continuing ? continued : *vars;
+  std::string history_text;  // history rendered without a generation prompt
+  if (continuing) {
+    auto& messages = continued["messages"];
     if (messages.empty()) {
       return base::make_error(base::errc::invalid_argument, "no message to continue",
                               {.path = "$.continue_final_message"});
     }
     json::value last = messages.back();
     messages.erase(messages.size() - 1);
-    auto base_text = render(history, false);
+    auto base_text = render(continued, false);
     if (!base_text) return base_text.error();
     history_text = *base_text;
-    auto header_text = render(history, true);
+    auto header_text = render(continued, true);
     if (!header_text) return header_text.error();
     const std::string header = tail_after(*base_text, *header_text);
 
@@ -195,7 +205,9 @@ base::result<prepared> prepare(const chat_template& tmpl, const request& req,
     parse_prefix = ">>>";
   }
 
-  auto out = generate(a, req, {.parse_prefix = parse_prefix, .build_gbnf = options.build_gbnf});
+  auto out = generate(
+      a, req,
+      {.parse_prefix = parse_prefix, .build_gbnf = options.build_gbnf, .stats = options.stats});
   if (!out) return out.error();
   out->prompt = std::move(prompt);
   out->generation_prompt = std::move(generation_prompt);

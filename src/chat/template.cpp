@@ -5,6 +5,7 @@
 #include "chatpeg/chat/template.h"
 
 #include <optional>
+#include <vector>
 
 #include "chat/analysis_detail.h"
 #include "chatpeg/jinja/jinja.h"
@@ -109,13 +110,24 @@ base::result<std::string> chat_template::render_context(
 
 base::result<std::string> chat_template::render_request(
     const json::value& variables, const jinja::render_options& options) const {
+  return render_request(variables, nullptr, options);
+}
+
+base::result<std::string> chat_template::render_request(
+    const json::value& variables, const json::value* tools,
+    const jinja::render_options& options) const {
   if (!variables.is_object())
     return base::make_error(base::errc::invalid_argument,
                             "template variables must be a JSON object", {.path = "$"});
-  json::value ctx = jinja::make_chat_context(variables, special_tokens_);
-  for (const char* key : {"tools", "documents"}) {
-    if (!variables.contains(key)) ctx.erase(key);
+  // The context refers to the request's JSON (no copy of its messages and tools).
+  std::vector<jinja::context_entry> ctx = jinja::chat_context_entries(variables, special_tokens_);
+  for (auto& e : ctx) {
+    if (tools != nullptr && e.name == "tools") e.value = tools;
   }
+  std::erase_if(ctx, [&](const jinja::context_entry& e) {
+    if (e.name == "tools") return tools == nullptr && !variables.contains(e.name);
+    return e.name == "documents" && !variables.contains(e.name);
+  });
   auto out = jinja::render(*program_, ctx, options);
   if (out || options.compat) return out;
   // The reference's engine is more permissive than transformers' sandbox (mutable lists,

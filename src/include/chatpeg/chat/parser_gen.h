@@ -19,6 +19,7 @@ struct generate_options {
   // continued assistant message. The GBNF constrains only what follows it.
   std::string parse_prefix;
   bool build_gbnf = true;
+  prepare_stats* stats = nullptr;  // filled when set and generate() succeeds
 };
 
 // Fills every field of `prepared` except prompt and generation_prompt. Errors:

@@ -39,8 +39,19 @@ struct prepared {
   bool extract_reasoning = false;  // reasoning_format != none and the template has reasoning
 };
 
+// Work counts of one prepare() (or generate()), for tests that check they grow linearly with
+// the request: the size of what was built and what building it looked at.
+struct prepare_stats {
+  std::size_t parser_nodes = 0;    // nodes of the parser's grammar
+  std::size_t gbnf_nodes = 0;      // nodes of the grammar the GBNF is exported from
+  std::size_t rules = 0;           // rules of both grammars
+  std::size_t nodes_examined = 0;  // nodes the compilers looked up while building (both)
+  std::size_t gbnf_bytes = 0;      // size of the exported GBNF
+};
+
 struct prepare_options {
   bool build_gbnf = true;
+  prepare_stats* stats = nullptr;  // filled when set and prepare() succeeds
 };
 
 // Fails with errc::invalid_argument for contradictory requests (tools + grammar, a named

@@ -48,6 +48,10 @@ class chat_template {
   // the reference's engine, before its error is returned.
   base::result<std::string> render_request(const json::value& variables,
                                            const jinja::render_options& options = {}) const;
+  // The same with `tools` given apart (as if variables["tools"] were *tools), read where it is:
+  // prepare() renders a request several times without copying its tools into the variables.
+  base::result<std::string> render_request(const json::value& variables, const json::value* tools,
+                                           const jinja::render_options& options = {}) const;
 
  private:
   static void choose_analysis(chat_template& t);  // analysis + verify, with fallbacks
