@@ -140,6 +140,14 @@ void add_limit_options(CLI::App& cmd, serve_args& args) {
             "open client connections; more get 503 and are closed");
   add_count(cmd, "--max-connections-per-client", so.max_connections_per_client, 1, 1u << 20,
             "open connections from one client address; more get 503 and are closed");
+  add_count(cmd, "--max-tools", so.request_limits.max_tools, 1, 1u << 20,
+            "tools in one request (400 beyond)");
+  add_count(cmd, "--max-schema-bytes", so.request_limits.max_schema_bytes, 64, 1u << 30,
+            "one tool's parameters schema, serialized (400 beyond)");
+  add_count(cmd, "--max-schema-depth", so.request_limits.max_schema_depth, 1, 64,
+            "nesting of one tool's parameters schema (400 beyond)");
+  add_count(cmd, "--max-tools-bytes", so.request_limits.max_tools_bytes, 64, 1u << 30,
+            "all tools of one request, serialized (400 beyond)");
   add_count(cmd, "--max-body-bytes", so.max_body_bytes, 1, std::size_t{1} << 40,
             "request body limit (413 beyond)");
   add_count(cmd, "--max-head-bytes", so.max_head_bytes, 1024, 16u << 20,

@@ -164,6 +164,10 @@ openai_error error_from(const base::error& e) {
       out.message = "this model's template does not support the request: " + e.message;
       out.code = "unsupported_by_template";
       break;
+    case base::errc::limit_exceeded:
+      out.message = "request too large: " + e.message;
+      out.code = "limit_exceeded";
+      break;
     case base::errc::internal_error:
       out.status = 500;
       out.type = "server_error";

@@ -319,6 +319,10 @@ struct gateway::impl {
 
   bool prepare_call(http::exchange& ex, detail::chat_call& call,
                     std::optional<chat::prepared>& prepared) {
+    if (auto st = chat::check_request_limits(call.request, options.server.request_limits); !st) {
+      ex.respond(error_response(detail::error_from(st.error())));
+      return false;
+    }
     auto p = detail::prepare_request(*tmpl, call.request, options.response_template);
     if (!p) {
       ex.respond(error_response(detail::error_from(p.error())));

@@ -156,6 +156,10 @@ const char* const limit_flags[] = {"--threads",
                                    "--max-queued-requests",
                                    "--max-connections",
                                    "--max-connections-per-client",
+                                   "--max-tools",
+                                   "--max-schema-bytes",
+                                   "--max-schema-depth",
+                                   "--max-tools-bytes",
                                    "--max-body-bytes",
                                    "--max-head-bytes",
                                    "--max-request-line",
@@ -196,6 +200,8 @@ TEST_F(serve_cli, bad_values_are_usage_errors_naming_the_flag) {
       {{"--request-deadline", "soon"}, "--request-deadline"},
       {{"--keep-alive-max", "0"}, "--keep-alive-max"},
       {{"--max-connections-per-client", "0"}, "--max-connections-per-client"},
+      {{"--max-tools", "0"}, "--max-tools"},
+      {{"--max-schema-depth", "65"}, "--max-schema-depth"},
       {{"--backend-timeout", "0"}, "--backend-timeout"},
       {{"--backend-max-bytes", "10"}, "--backend-max-bytes"},
       {{"--port", "70000"}, "--port"},
@@ -247,11 +253,12 @@ TEST_F(serve_cli, api_keys_from_flags_and_file) {
 TEST_F(serve_cli, limit_flags_take_effect) {
   // The backend is never reached: the requests below are refused before it is asked.
   start({"--port", "0", "--backend", "http://127.0.0.1:9", "--log-format", "none",
-         "--max-body-bytes", "100", "--max-head-bytes", "1024", "--request-deadline", "5"});
+         "--max-body-bytes", "300", "--max-head-bytes", "1024", "--request-deadline", "5",
+         "--max-tools", "1"});
   const int port = wait_for_port();
   ASSERT_GT(port, 0);
   const std::string body =
-      R"({"messages":[{"role":"user","content":")" + std::string(200, 'x') + R"("}]})";
+      R"({"messages":[{"role":"user","content":")" + std::string(400, 'x') + R"("}]})";
   std::string answer = http(port, post(body));
   EXPECT_EQ(answer.rfind("HTTP/1.1 413", 0), 0u) << answer;
   EXPECT_NE(answer.find("body_too_large"), std::string::npos) << answer;
@@ -259,6 +266,14 @@ TEST_F(serve_cli, limit_flags_take_effect) {
   answer = http(port, post("{}", "X-Pad: " + std::string(2000, 'p') + "\r\n"));
   EXPECT_EQ(answer.rfind("HTTP/1.1 431", 0), 0u) << answer;
   EXPECT_NE(answer.find("head_too_large"), std::string::npos) << answer;
+
+  // Two tools where one is allowed: 400 naming the limit and the path.
+  const std::string tool = R"({"type":"function","function":{"name":"f","parameters":{}}})";
+  answer = http(port, post(R"({"messages":[{"role":"user","content":"hi"}],"tools":[)" + tool +
+                           "," + tool + "]}"));
+  EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << answer;
+  EXPECT_NE(answer.find("max_tools"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("\"param\":\"$.tools\""), std::string::npos) << answer;
 
   // Within the limits the request reaches the (absent) backend: 502, not a limit error.
   answer = http(port, post(R"({"messages":[{"role":"user","content":"hi"}]})"));

@@ -105,6 +105,53 @@ TEST(GatewayAbuse, BackendFailuresReachTheClientLabelled) {
   }
 }
 
+// Tools past the caps are refused before any work (400 naming the limit and the path); within
+// them thousands of tools are prepared (prepare is linear: tests/chat/prepare_scaling_test.cpp).
+TEST(GatewayAbuse, ToolsPastTheCapsAre400NamingTheLimit) {
+  server_options so = tight_server();
+  so.max_body_bytes = 8u << 20;
+  so.request_limits = {.max_tools = 100, .max_schema_depth = 8};
+  gateway_harness h(testing::hermes_template, backend_type::llamacpp, so);
+  h.backend.reply_with(scripted_reply{.chunks = {"ok"}});
+  const auto tools = [](int n, const std::string& parameters) {
+    std::string out = R"(,"tools":[)";
+    for (int i = 0; i < n; ++i) {
+      out += std::string(i ? "," : "") + R"({"type":"function","function":{"name":"t)" +
+             std::to_string(i) + R"(","parameters":)" + parameters + "}}";
+    }
+    return out + "]";
+  };
+  const std::string flat = R"({"type":"object","properties":{"a":{"type":"string"}}})";
+  std::string deep = R"({"type":"string"})";
+  for (int i = 0; i < 8; ++i) deep = R"({"type":"object","properties":{"x":)" + deep + "}}";
+  struct cap_case {
+    const char* name;
+    std::string extra;
+    int status;
+    const char* param;
+    const char* limit;
+  };
+  const cap_case cases[] = {
+      {"100 tools", tools(100, flat), 200, "", ""},
+      {"101 tools", tools(101, flat), 400, "$.tools", "max_tools"},
+      {"2000 tools", tools(2000, flat), 400, "$.tools", "max_tools"},
+      {"a schema too deep", tools(1, deep), 400, "$.tools[0].function.parameters",
+       "max_schema_depth"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    int status = 0;
+    auto v = h.post_json("/v1/chat/completions", chat_body(c.extra), &status);
+    EXPECT_EQ(status, c.status) << json::dump(v).substr(0, 300);
+    if (c.status == 400) {
+      EXPECT_EQ(v["error"]["param"], c.param) << json::dump(v);
+      EXPECT_EQ(v["error"]["code"], "limit_exceeded") << json::dump(v);
+      EXPECT_NE(v["error"]["message"].get<std::string>().find(c.limit), std::string::npos)
+          << json::dump(v);
+    }
+  }
+}
+
 // Paths are logged as sent (percent-encoding kept) and escaped: no line can be forged and no
 // control byte reaches a terminal; a request refused before routing logs its own latency.
 TEST(GatewayAbuse, TheLogEscapesWhatClientsSend) {

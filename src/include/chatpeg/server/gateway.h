@@ -53,6 +53,9 @@ struct server_options {
   std::size_t max_queued_requests = 0;
   std::size_t max_connections = 4096;            // open connections; beyond: 503 and close
   std::size_t max_connections_per_client = 256;  // per client address; beyond: 503 and close
+  // Caps on a request's tools (count, one schema's size and depth, all tools' size): 400
+  // naming the limit and the JSON path, before any work is done for the request.
+  chat::request_limits request_limits;
   log_format log = log_format::text;
   // When not empty, every endpoint but /health needs one of these keys, as
   // "Authorization: Bearer KEY" or "x-api-key: KEY" (else 401). Compared in constant time,
