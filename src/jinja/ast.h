@@ -183,6 +183,9 @@ struct for_stmt final : stmt {
 struct set_stmt final : stmt {
   target var;
   expr_ptr e;
+  // When e is `var + a ~ b ...` (var a name or ns.attr, the steps `+` or `~`): the steps,
+  // innermost first (steps[0]->left is var itself). Empty otherwise.
+  std::vector<const binary_expr*> self_append;
   flow exec(interp& in) const override;
 };
 

@@ -253,7 +253,99 @@ flow for_stmt::exec(interp& in) const {
   return flow::normal;
 }
 
+namespace {
+
+// Where `t` (a name of the current scope or a namespace attribute) keeps its value, or null.
+const value* target_slot(interp& in, const target& t) {
+  if (t.attr.empty()) return in.current->find_local(t.name);
+  const value* ns = in.find(t.name);
+  return ns != nullptr && ns->is_ns() ? ns->mutable_ns().find(t.attr) : nullptr;
+}
+
+// Whether `acc + parts...` (the steps' operators) may be appended to acc's own object: no
+// one but the target's slot holds it (so no one sees it change), and every step is one that
+// binary() makes by appending (str + str, str ~ anything, list + list; no Markup, views
+// or tuples).
+bool appendable(interp& in, const set_stmt& s, const value& acc, const std::vector<value>& parts) {
+  const value* slot = target_slot(in, s.var);
+  if (slot == nullptr || !acc.ptr() || slot->ptr() != acc.ptr() || acc.ptr().use_count() != 2)
+    return false;
+  const bool str = acc.is_string() && !acc.is_markup();
+  const bool list = acc.is_list() && acc.view_kind() == value::view::none;
+  if (!str && !list) return false;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const value& p = parts[i];
+    if (s.self_append[i]->op == binary_op::concat ? !str
+        : str                                     ? !p.is_string() || p.is_markup()
+              : !p.is_list() || p.view_kind() != value::view::none)
+      return false;
+  }
+  return true;
+}
+
+void append_in_place(interp& in, const set_stmt& s, const value& acc,
+                     const std::vector<value>& parts) {
+  object& obj = *acc.ptr();
+  if (acc.is_string()) {
+    std::string& text = static_cast<string_obj&>(obj).s;
+    const std::size_t before = text.size();
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      in.current_offset = s.self_append[i]->offset;
+      if (s.self_append[i]->op == binary_op::add) {
+        in.check_output_size(text.size() + parts[i].str().size());
+        text += parts[i].str();
+      } else {
+        append_str(text, parts[i]);
+        in.check_output_size(text.size());
+      }
+    }
+    obj.charge(text.size() - before);
+    return;
+  }
+  auto& list = static_cast<list_obj&>(obj);
+  std::vector<value>& items = list.mutable_items();
+  const std::size_t before = items.size();
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    in.current_offset = s.self_append[i]->offset;
+    const auto& more = parts[i].items();
+    in.check_items(items.size() + more.size());
+    items.insert(items.end(), more.begin(), more.end());
+  }
+  list.appended(before);
+  obj.charge((items.size() - before) * slot_charge);
+}
+
+// `{% set t = t + a ~ b %}`, the way templates build a prompt piece by piece (one step per
+// tool, say): made by copying, t costs as much as all the pieces so far at every step, and
+// the loop is quadratic. The operands are evaluated in order as binary_expr does; then, when
+// no one else holds t's string or list, the pieces are appended to it where it is (CPython
+// does the same for s = s + t), else the steps are folded by binary(). The value is the same
+// either way. The only difference from evaluating step by step is the order in which two
+// failures of one expression would be noticed.
+void exec_self_append(interp& in, const set_stmt& s) {
+  value acc = s.self_append.front()->left->eval(in);
+  std::vector<value> parts;
+  parts.reserve(s.self_append.size());
+  for (const binary_expr* step : s.self_append) parts.push_back(step->right->eval(in));
+  if (appendable(in, s, acc, parts)) {
+    append_in_place(in, s, acc, parts);
+  } else {
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      in.current_offset = s.self_append[i]->offset;
+      acc = binary(in, s.self_append[i]->op, acc, parts[i]);
+    }
+  }
+  in.current_offset = s.offset;
+  assign(in, s.var, acc, *in.current);
+}
+
+}  // namespace
+
 flow set_stmt::exec(interp& in) const {
+  if (!self_append.empty()) {
+    exec_self_append(in, *this);
+    return flow::normal;
+  }
   value v = e->eval(in);
   in.current_offset = offset;
   assign(in, var, v, *in.current);

@@ -13,6 +13,28 @@
 namespace chatpeg::jinja::detail {
 namespace {
 
+// The `+`/`~` steps of `{% set t = t + a ~ b %}` (t a name or ns.attr), innermost first, so
+// that set_stmt can append to t where nothing else holds its value; empty for any other
+// expression.
+std::vector<const binary_expr*> self_append_steps(const target& t, const expr& e) {
+  std::vector<const binary_expr*> steps;
+  if (t.is_tuple) return steps;
+  const expr* leaf = &e;
+  while (const auto* b = dynamic_cast<const binary_expr*>(leaf)) {
+    if (b->op != binary_op::add && b->op != binary_op::concat) break;
+    steps.push_back(b);
+    leaf = b->left.get();
+  }
+  const name_expr* name = nullptr;
+  if (t.attr.empty()) {
+    name = dynamic_cast<const name_expr*>(leaf);
+  } else if (const auto* g = dynamic_cast<const getattr_expr*>(leaf); g && g->name == t.attr) {
+    name = dynamic_cast<const name_expr*>(g->obj.get());
+  }
+  if (name == nullptr || name->name != t.name) return {};
+  return {steps.rbegin(), steps.rend()};
+}
+
 struct parse_failure {
   std::string message;
   std::size_t offset;
@@ -289,6 +311,7 @@ class parser {
       auto s = make<set_stmt>(off);
       s->var = std::move(tg);
       s->e = parse_tuple(true, {}, false);
+      s->self_append = self_append_steps(s->var, *s->e);
       expect_block_end();
       return s;
     }

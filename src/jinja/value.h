@@ -269,6 +269,14 @@ struct list_obj final : object, json_backed {
     for (const auto& x : items_) depth_ = std::max(depth_, value_depth(x) + 1);
     depth_known = true;
   }
+  // After items were added at the end of mutable_items(), from index `from` on: the depth
+  // grows by what they add (the items before are unchanged).
+  void appended(std::size_t from) {
+    const std::uint32_t known = depth();
+    depth_ = known;
+    for (std::size_t i = from; i < items_.size(); ++i)
+      depth_ = std::max(depth_, value_depth(items_[i]) + 1);
+  }
   mutable std::size_t consumed = 0;  // generators are one-shot: items before this are gone
   std::int64_t range_start = 0, range_stop = 0, range_step = 1;  // view::range only
 

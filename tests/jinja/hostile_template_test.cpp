@@ -332,12 +332,13 @@ TEST(HostileRender, WorkWithoutLoopsHitsTheTimeLimit) {
 }
 
 TEST(HostileRender, MemoryIsWhatLiveValuesHoldNotWhatWasEverAllocated) {
-  // Accumulating a string piece by piece copies it every time (quadratic allocation) but
-  // holds only the latest copies: that is no memory problem, the limit counts live bytes.
+  // Accumulating a string through a copy (t = ns.s ~ piece, then ns.s = t) copies it every
+  // time (quadratic allocation) but holds only the latest copies: that is no memory problem,
+  // the limit counts live bytes.
   render_stats stats;
   auto r =
       run("{% set ns = namespace(s='') %}{% for i in range(4000) %}"
-          "{% set ns.s = ns.s ~ ('x' * 100) %}{% endfor %}{{ ns.s|length }}",
+          "{% set t = ns.s ~ ('x' * 100) %}{% set ns.s = t %}{% endfor %}{{ ns.s|length }}",
           &stats);
   ASSERT_TRUE(r.has_value()) << r.error().to_string();
   EXPECT_EQ(*r, "400000");
@@ -345,10 +346,54 @@ TEST(HostileRender, MemoryIsWhatLiveValuesHoldNotWhatWasEverAllocated) {
   EXPECT_LT(stats.peak_bytes, 2u << 20);
 }
 
+// Templates build a tool list or a system message with {% set x = x + piece %}, one step per
+// tool: the pieces are appended where x is, so the bytes allocated grow with the output, not
+// with its square. Counted for strings (+ and ~, names and namespace attributes) and lists.
+TEST(HostileRender, SelfAppendAllocatesLinearly) {
+  const char* const templates[] = {
+      "{% set ns = namespace(s='') %}{% for i in range(N) %}"
+      "{% set ns.s = ns.s + '\\n' + ('x' * 100) %}{% endfor %}{{ ns.s|length }}",
+      "{% set ns = namespace(s='') %}{% for i in range(N) %}"
+      "{% set ns.s = ns.s ~ i ~ ('x' * 100) %}{% endfor %}{{ ns.s|length }}",
+      "{% set ns = namespace(v=[]) %}{% for i in range(N) %}{% set ns.v = ns.v + [i] %}"
+      "{% endfor %}{{ ns.v|length }}",
+  };
+  for (const char* t : templates) {
+    SCOPED_TRACE(t);
+    std::uint64_t allocated[2] = {};
+    const int sizes[2] = {2000, 8000};
+    for (int k = 0; k < 2; ++k) {
+      std::string source = t;
+      source.replace(source.find("range(N)"), 8, "range(" + std::to_string(sizes[k]) + ")");
+      render_stats stats;
+      auto r = run(source, &stats);
+      ASSERT_TRUE(r.has_value()) << r.error().to_string();
+      allocated[k] = stats.bytes_allocated;
+    }
+    // 4x the steps: about 4x the bytes (quadratic copying would be about 16x).
+    EXPECT_LT(allocated[1], allocated[0] * 5) << allocated[0] << " -> " << allocated[1];
+  }
+}
+
+TEST(HostileRender, SelfAppendOfALargeListIsLinear) {
+  // 20,000 appends to one list (as much as the test limits' 1 MiB per value allows): linear.
+  render_stats stats;
+  auto r =
+      run("{% set ns = namespace(v=[]) %}{% for i in range(20000) %}{% set ns.v = ns.v + [i] %}"
+          "{% endfor %}{{ ns.v|length }},{{ ns.v[19999] }}",
+          &stats);
+  ASSERT_TRUE(r.has_value()) << r.error().to_string();
+  EXPECT_EQ(*r, "20000,19999");
+  // A few hundred bytes per step (the one-item list, the loop's values), not a copy of the
+  // list per step (6.4 GB of slots in all).
+  EXPECT_LT(stats.bytes_allocated, 20000u * 256);
+}
+
 TEST(HostileRender, QuadraticCopyingHitsTheTimeLimit) {
+  // Copying a growing list at every step (v is held twice, so it cannot grow in place).
   auto prog = parse_template(
-      "{% set ns = namespace(v=[]) %}{% for i in range(100000) %}{% set ns.v = ns.v + [i] %}"
-      "{% endfor %}");
+      "{% set ns = namespace(v=[]) %}{% for i in range(100000) %}{% set w = ns.v %}"
+      "{% set ns.v = ns.v + [i] %}{% endfor %}");
   ASSERT_TRUE(prog.has_value());
   render_options o;
   o.limits.max_time = std::chrono::milliseconds(100);

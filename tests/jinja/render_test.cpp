@@ -289,6 +289,49 @@ const render_case kNames[] = {
     {R"j({% if true %}{{ x|nosuch }}{% endif %})j", R"j(No filter named 'nosuch' found.)j", true},
 };
 
+// `{% set t = t + ... %}` (appended in place when nothing else holds t): aliases, outer
+// scopes, Markup, tuples, numbers and type errors keep Python's results.
+const render_case kSelfAppend[] = {
+    {R"j({% set ns = namespace(t='') %}{% for x in xs %}{% set ns.t = ns.t + '[' ~ x ~ ']' + ',' %}{% endfor %}{{ ns.t }})j",
+     R"j([3],[1],[2],)j", false},
+    {R"j({% set t = 'a' %}{% set t = t ~ 1 ~ none ~ xs %}{{ t }})j", R"j(a1None[3, 1, 2])j", false},
+    {R"j({% set t = s %}{% set t = t + '!' %}{{ t }}|{{ s }})j", R"j(Hello World!|Hello World)j",
+     false},
+    {R"j({% set t = 'ab' %}{% set u = t %}{% set t = t + 'c' %}{{ t }}|{{ u }})j", R"j(abc|ab)j",
+     false},
+    {R"j({% set ns = namespace(t='ab') %}{% set u = ns.t %}{% set ns.t = ns.t + 'c' %}{{ ns.t }}|{{ u }})j",
+     R"j(abc|ab)j", false},
+    {R"j({% set t = 'x' %}{% for i in xs %}{% set t = t + 'y' %}{{ t }},{% endfor %}{{ t }})j",
+     R"j(xy,xy,xy,x)j", false},
+    {R"j({% set t = 'ab' %}{% set t = t + t + t %}{{ t }})j", R"j(ababab)j", false},
+    {R"j({% set ns = namespace(v=[1]) %}{% for x in xs %}{% set ns.v = ns.v + [x] + [x * 10] %}{% endfor %}{{ ns.v }})j",
+     R"j([1, 3, 30, 1, 10, 2, 20])j", false},
+    {R"j({% set v = [1] %}{% set w = v %}{% set v = v + [2] %}{{ v }}|{{ w }})j", R"j([1, 2]|[1])j",
+     false},
+    {R"j({% set ns = namespace(v=[]) %}{% set outer = [ns.v] %}{% set ns.v = ns.v + [1] %}{{ ns.v }}|{{ outer }})j",
+     R"j([1]|[[]])j", false},
+    {R"j({% set v = [[1]] %}{% set v = v + [[[2]]] %}{{ v }}|{{ v[1][0][0] }})j",
+     R"j([[1], [[2]]]|2)j", false},
+    {R"j({% set t = 'a' %}{% set t = t + 1 %})j",
+     R"j(can only concatenate str (not "int") to str)j", true},
+    {R"j({% set v = [1] %}{% set v = v + (2,) %})j",
+     R"j(can only concatenate list (not "tuple") to list)j", true},
+    {R"j({% set t = (1,) %}{% set t = t + (2,) %}{{ t }})j", R"j((1, 2))j", false},
+    {R"j({% set t = 'a' %}{% set t = t ~ 'b' + 'c' ~ 'd' %}{{ t }})j", R"j(abcd)j", false},
+    {R"j({% set t = 'a' %}{% set t = t + 'b' * 2 %}{{ t }})j", R"j(abb)j", false},
+    {R"j({% set t = 1 %}{% set t = t + 2 + 3 %}{{ t }})j", R"j(6)j", false},
+    {R"j({% set t = 'a' %}{% macro m() %}{{ t }}{% endmacro %}{% set t = t + m() %}{{ t }})j",
+     R"j(aa)j", false},
+    {R"j({% set t = 'a' %}{% set t = t + ('<b>' | escape) %}{{ t }})j", R"j(a&lt;b&gt;)j", false},
+    {R"j({% set t = '<' | escape %}{% set t = t + '<' %}{{ t }})j", R"j(&lt;&lt;)j", false},
+    {R"j({% set ns = namespace(t='') %}{% set t2 = ns %}{% set ns.t = ns.t + 'q' %}{{ t2.t }})j",
+     R"j(q)j", false},
+    {R"j({% set v = d.items() | list %}{% set v = v + [1] %}{{ v }})j",
+     R"j([('b', 1), ('a', 2), 1])j", false},
+    {R"j({% set t = s %}{% for i in range(3) %}{% set t = t ~ i %}{% endfor %}{{ t }}|{{ s }})j",
+     R"j(Hello World|Hello World)j", false},
+};
+
 TEST(JinjaRender, Whitespace) {
   run_cases(kWhitespace, std::size(kWhitespace));
 }
@@ -321,6 +364,9 @@ TEST(JinjaRender, Scoping) {
 }
 TEST(JinjaRender, UnknownFilterAndTestNames) {
   run_cases(kNames, std::size(kNames));
+}
+TEST(JinjaRender, SelfAppend) {
+  run_cases(kSelfAppend, std::size(kSelfAppend));
 }
 
 }  // namespace
