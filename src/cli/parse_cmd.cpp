@@ -61,10 +61,10 @@ std::optional<chat::prepared> load_and_prepare(const parse_args& args, int& code
 // --template and --request when both are given; --request supplies the tools for casting.
 int run_response(const parse_args& args, const response::template_ptr& rt) {
   int code = exit_ok;
-  if (args.partial) {
+  if (args.partial && args.response.raw) {
     return report(base::make_error(base::errc::invalid_argument,
-                                   "--partial is not available with a response template; use "
-                                   "--stream to see a response as it arrives"));
+                                   "--partial prints the OpenAI message so far; it does not "
+                                   "combine with --raw (use --raw --stream for the events)"));
   }
   response::parse_options options;
   if (!args.response.prefix_file.empty()) {
@@ -84,7 +84,11 @@ int run_response(const parse_args& args, const response::template_ptr& rt) {
       options.prefix = prepared->prompt;
     }
   }
-  return run_response_parse(rt, options, read_stdin(), args.response.raw, args.stream, args.chunk);
+  return run_response_parse(rt, options, read_stdin(),
+                            {.raw = args.response.raw,
+                             .stream = args.stream,
+                             .chunk = args.chunk,
+                             .partial = args.partial});
 }
 
 int run_parse(const parse_args& args) {

@@ -66,6 +66,19 @@ int stream_deltas(const response::template_ptr& t, const response::parse_options
   return exit_ok;
 }
 
+// --partial: the output is a prefix of a response still streaming. What a delta_stream has
+// sent for it is the message so far: text up to the bytes that may still become a delimiter,
+// calls whose regions have closed.
+int print_partial(const response::template_ptr& t, const response::parse_options& options,
+                  std::string_view output) {
+  response::delta_stream s(t, options);
+  s.initial_deltas();
+  auto deltas = s.feed(output);
+  if (!deltas) return fail_on_output(std::move(deltas).error());
+  print_message(s.current());
+  return exit_ok;
+}
+
 }  // namespace
 
 void add_output_format_option(CLI::App* sub, output_format& format, const std::string& help) {
@@ -153,7 +166,10 @@ response::template_ptr choose_response_template(const response_args& args,
 }
 
 int run_response_parse(const response::template_ptr& t, const response::parse_options& options,
-                       const std::string& output, bool raw, bool stream, std::size_t chunk) {
+                       const std::string& output, const response_parse_mode& mode) {
+  const bool raw = mode.raw, stream = mode.stream;
+  const std::size_t chunk = mode.chunk;
+  if (mode.partial) return print_partial(t, options, output);
   if (stream) {
     return raw ? stream_events(t, options, output, chunk)
                : stream_deltas(t, options, output, chunk);

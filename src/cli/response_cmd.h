@@ -46,10 +46,18 @@ response::template_ptr load_shipped_response_template(const template_args& tmpl,
 response::template_ptr choose_response_template(const response_args& args,
                                                 const template_args& tmpl, int& code);
 
+struct response_parse_mode {
+  bool raw = false;     // the dict (or, streaming, the parser's events), not OpenAI's shape
+  bool stream = false;  // print what each chunk of `chunk` bytes adds
+  std::size_t chunk = 4;
+  bool partial = false;  // the output is a prefix: the message so far (not with raw/stream)
+};
+
 // Parses `output` with `t`: the OpenAI message, or with `raw` the dict; with `stream`, chunks
-// of `chunk` bytes print deltas (or, raw, events) one JSON line each, then the final line.
+// of `chunk` bytes print deltas (or, raw, events) one JSON line each, then the final line;
+// with `partial`, the message parsed so far from a prefix of the output.
 int run_response_parse(const response::template_ptr& t, const response::parse_options& options,
-                       const std::string& output, bool raw, bool stream, std::size_t chunk);
+                       const std::string& output, const response_parse_mode& mode);
 
 // `analyze --response-template`: prints the written response template (pretty JSON), or
 // reports why the format cannot be expressed (exit 2).

@@ -416,6 +416,48 @@ TEST_F(cli, ParseWithResponseTemplate) {
   EXPECT_EQ(none.code, 2) << none.err;
 }
 
+// parse --partial with a response template: the message so far from a prefix of the output.
+// Bytes that may still become a delimiter are held back; a call appears once its region
+// closes (its arguments are parsed at the close).
+TEST_F(cli, ParsePartialWithResponseTemplate) {
+  const std::string rt = write("rt.json", R"({"start_anchor": "<|a|>", "fields": {
+      "reasoning_content": {"open": "<think>", "close": "</think>"},
+      "tool_calls": {"open": "<call>", "close": "</call>", "repeats": true, "content": "json",
+                     "transform": {"type": "function", "function": {
+                       "name": "{content.name}", "arguments": "{content.arguments}"}}},
+      "content": {}}})");
+  struct prefix_case {
+    const char* output;
+    const char* message;  // the whole line; empty: checked below
+  };
+  const prefix_case cases[] = {
+      {"", R"({"role":"assistant"})"},
+      {"<think>h", R"({"role":"assistant","reasoning_content":"h"})"},
+      {"<think>hm</thi", R"({"role":"assistant","reasoning_content":"hm"})"},
+      {"<think>hm</think>Hi.<ca",
+       R"({"role":"assistant","content":"Hi.","reasoning_content":"hm"})"},
+      {"<think>hm</think>Hi.<call>{\"name\": \"f\", \"argu",
+       R"({"role":"assistant","content":"Hi.","reasoning_content":"hm"})"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.output);
+    const auto r = run({"parse", "--response-template", rt, "--partial"}, write("p.txt", c.output));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out, std::string(c.message) + "\n");
+  }
+  const auto whole = run({"parse", "--response-template", rt, "--partial"},
+                         write("w.txt",
+                               "<think>hm</think>Hi.<call>{\"name\": \"f\", "
+                               "\"arguments\": {\"x\": 1}}</call><ca"));
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  EXPECT_NE(whole.out.find(R"("name":"f","arguments":"{\"x\":1}")"), std::string::npos)
+      << whole.out;
+  const auto raw =
+      run({"parse", "--response-template", rt, "--partial", "--raw"}, write("r.txt", "<think>h"));
+  EXPECT_EQ(raw.code, 2);
+  EXPECT_NE(raw.err.find("--raw"), std::string::npos) << raw.err;
+}
+
 TEST_F(cli, AnalyzeWritesAResponseTemplateThatReadsBack) {
   const std::string tmpl = write("t.jinja",
                                  "{% for m in messages %}<|im_start|>{{ m.role }}\n"
