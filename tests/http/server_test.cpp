@@ -286,7 +286,9 @@ TEST(HttpServer, AClientThatGoesAwayCancelsItsRequestWithinASecond) {
       std::unique_lock lock(probe.mutex);
       ASSERT_TRUE(probe.cv.wait_for(lock, 5s, [&] { return probe.started; }));
     }
-    if (stream) EXPECT_NE(c.read_some(1s).find("data: first"), std::string::npos);
+    if (stream) {
+      EXPECT_NE(c.read_some(1s).find("data: first"), std::string::npos);
+    }
     const auto closed_at = std::chrono::steady_clock::now();
     c.close();
     std::unique_lock lock(probe.mutex);
