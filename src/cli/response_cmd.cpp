@@ -187,17 +187,12 @@ int run_response_parse(const response::template_ptr& t, const response::parse_op
 }
 
 int run_write_response_template(const chat::chat_template& tmpl) {
-  // The generation prompt of a one-message conversation gives the start anchor.
-  auto req = chat::request::from_json(json::value::object(
-      {{"messages",
-        json::value::array({json::value::object({{"role", "user"}, {"content", "hi"}})})}}));
-  if (!req) return report(req.error());
-  auto prep = chat::prepare(tmpl, *req, {.build_gbnf = false});
-  if (!prep) return report(prep.error());
-  auto written = response::write_template(tmpl.analysis(), prep->generation_prompt);
+  auto written = response::write_template(tmpl);
   if (!written) {
-    report(written.error());
-    return exit_usage;
+    // A format v1 cannot express is the usage error the README documents; a template that
+    // fails to render its one-message probe reports as any render failure does.
+    const int code = report(written.error());
+    return written.error().code == base::errc::unsupported ? exit_usage : code;
   }
   std::cout << written->dump(2, ' ', false, json::value::error_handler_t::replace) << '\n';
   return exit_ok;

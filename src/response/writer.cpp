@@ -9,6 +9,7 @@
 // template that misparses.
 #include <string>
 
+#include "chatpeg/chat/prepare.h"
 #include "chatpeg/response/response.h"
 
 namespace chatpeg::response {
@@ -254,6 +255,16 @@ base::result<json::value> write_template(const chat::analysis& a,
     return e;
   }
   return out;
+}
+
+base::result<json::value> write_template(const chat::chat_template& t) {
+  auto req = chat::request::from_json(json::value::object(
+      {{"messages",
+        json::value::array({json::value::object({{"role", "user"}, {"content", "hi"}})})}}));
+  if (!req) return req.error();
+  auto prep = chat::prepare(t, *req, {.build_gbnf = false});
+  if (!prep) return prep.error();
+  return write_template(t.analysis(), prep->generation_prompt);
 }
 
 }  // namespace chatpeg::response

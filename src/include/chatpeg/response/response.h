@@ -216,4 +216,8 @@ cross_check_report cross_check(const chat::chat_template& tmpl, const response_t
 base::result<json::value> write_template(const chat::analysis& a,
                                          std::string_view generation_prompt);
 
+// The same for a chat template: its analysis, and the generation prompt of a one-message
+// conversation for the start anchor (errors of rendering it are returned as they are).
+base::result<json::value> write_template(const chat::chat_template& t);
+
 }  // namespace chatpeg::response
