@@ -20,15 +20,17 @@ target_include_directories(chatpeg_lib
          $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
   PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(chatpeg_lib PUBLIC nlohmann_json::nlohmann_json
-  PRIVATE chatpeg::stream chatpeg::chat chatpeg::jinja chatpeg::json chatpeg::base)
+  PRIVATE chatpeg::response chatpeg::stream chatpeg::chat chatpeg::jinja chatpeg::json
+          chatpeg::base)
 chatpeg_warnings(chatpeg_lib)
 
 # The library's modules, in link order (a module before the ones it uses).
-set(chatpeg_library_modules
-  chatpeg_stream chatpeg_chat chatpeg_grammar chatpeg_jinja chatpeg_peg chatpeg_json chatpeg_base)
+set(chatpeg_library_modules chatpeg_response chatpeg_stream chatpeg_chat chatpeg_grammar
+  chatpeg_jinja chatpeg_peg chatpeg_json chatpeg_base)
 
 get_target_property(chatpeg_lib_type chatpeg_lib TYPE)
 if(chatpeg_lib_type STREQUAL "SHARED_LIBRARY")
+  set(CHATPEG_SHARED_LIB ON)  # chatpegConfig.cmake: a shared library needs no PCRE2 target
   # Exactly the API is exported: hidden visibility everywhere, CHATPEG_API on the API, and a
   # version script that keeps instantiated templates of other namespaces local.
   set(chatpeg_map ${PROJECT_SOURCE_DIR}/cmake/chatpeg.map)
@@ -40,13 +42,15 @@ if(chatpeg_lib_type STREQUAL "SHARED_LIBRARY")
   set(chatpeg_installed_targets chatpeg_lib)
   set(CHATPEG_PC_LIBS "-lchatpeg")
 else()
+  set(CHATPEG_SHARED_LIB OFF)
   # A static libchatpeg needs the module archives it was built from.
   set(chatpeg_installed_targets chatpeg_lib ${chatpeg_library_modules})
   set(CHATPEG_PC_LIBS "-lchatpeg")
   foreach(m ${chatpeg_library_modules})
     string(APPEND CHATPEG_PC_LIBS " -l${m}")
   endforeach()
-  string(APPEND CHATPEG_PC_LIBS " -lstdc++ -lm")
+  # The response module's regexes (PCRE2, found by pkg-config in the top CMakeLists.txt).
+  string(APPEND CHATPEG_PC_LIBS " ${PCRE2_LDFLAGS} -lstdc++ -lm")
 endif()
 
 install(TARGETS ${chatpeg_installed_targets} EXPORT chatpegTargets

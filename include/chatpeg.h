@@ -83,6 +83,35 @@ CHATPEG_API int chatpeg_stream_feed(chatpeg_stream *s, const char *text, size_t 
 CHATPEG_API int chatpeg_stream_finish(chatpeg_stream *s, char **result_json, chatpeg_error *err);
 CHATPEG_API void chatpeg_stream_free(chatpeg_stream *s);
 
+/* Hugging Face response templates (the `response_template` of tokenizer_config.json). */
+typedef struct chatpeg_response_template chatpeg_response_template;
+/* A JSON file holding the template object or a tokenizer_config.json with one, or a GGUF
+   model file (tokenizer.response_template). */
+CHATPEG_API int chatpeg_response_template_from_file(const char *path,
+                                                    chatpeg_response_template **out,
+                                                    chatpeg_error *err);
+/* JSON text: the template object, or a tokenizer_config.json holding one. */
+CHATPEG_API int chatpeg_response_template_from_string(const char *json_text,
+                                                      chatpeg_response_template **out,
+                                                      chatpeg_error *err);
+CHATPEG_API void chatpeg_response_template_free(chatpeg_response_template *t);
+/* options_json: NULL or {"prefix": the rendered prompt, "tools": the request's tools (string
+   arguments are cast by their schemas)}. message != 0: the OpenAI assistant message;
+   0: the dict transformers' parse_response returns. */
+CHATPEG_API int chatpeg_response_template_parse(const chatpeg_response_template *t,
+                                                const char *options_json, const char *output,
+                                                size_t len, int message, char **result_json,
+                                                chatpeg_error *err);
+/* A stream of OpenAI deltas read with the response template (chatpeg_stream_feed/_finish/
+   _free as above); a call's arguments arrive whole at its region's close. */
+CHATPEG_API int chatpeg_response_template_stream_new(const chatpeg_response_template *t,
+                                                     const char *options_json,
+                                                     chatpeg_stream **out, chatpeg_error *err);
+/* A response template written from chatpeg's analysis of t (CHATPEG_E_UNSUPPORTED with the
+   reason when the v1 format cannot express it). */
+CHATPEG_API int chatpeg_write_response_template(const chatpeg_template *t, char **template_json,
+                                                chatpeg_error *err);
+
 /* Frees a string returned by this API (NULL is fine). */
 CHATPEG_API void chatpeg_free(void *p);
 /* Frees err's strings and resets it to CHATPEG_OK (NULL is fine). */

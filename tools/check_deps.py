@@ -21,7 +21,7 @@ ALLOWED = {
     "chat": {"base", "json", "jinja", "peg", "grammar"},
     "stream": {"base", "json", "peg", "chat"},
     "response": {"base", "json", "chat", "stream"},
-    "api": set(LIBRARY),
+    "api": set(LIBRARY) | {"response"},
     "python": {"api"},
     "http": {"base"},
     "server": set(LIBRARY) | {"response", "http"},

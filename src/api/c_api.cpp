@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "api/convert.h"
+#include "chatpeg/api/response_template.h"
 #include "chatpeg/api/template.h"
 #include "chatpeg/json/json.h"
 
@@ -20,6 +21,10 @@ struct chatpeg_template {
 
 struct chatpeg_stream {
   chatpeg::api::response_stream value;
+};
+
+struct chatpeg_response_template {
+  chatpeg::api::response_template value;
 };
 
 namespace {
@@ -86,6 +91,36 @@ void require(const void* p, const char* name) {
 json request_of(const char* request_json) {
   require(request_json, "request_json");
   return chatpeg::api::detail::take(chatpeg::json::parse(request_json, {.file = "request_json"}));
+}
+
+// A response template's options: NULL, or {"prefix": string, "tools": array}.
+chatpeg::api::response_parse_options response_options_of(const char* options_json) {
+  chatpeg::api::response_parse_options o;
+  if (options_json == nullptr) return o;
+  const json j =
+      chatpeg::api::detail::take(chatpeg::json::parse(options_json, {.file = "options_json"}));
+  if (!j.is_object()) {
+    throw error(error_code::invalid_argument, "options_json must be an object", "options_json $");
+  }
+  for (const auto& [key, value] : j.items()) {
+    if (key == "prefix" && value.is_string()) {
+      o.prefix = value.get<std::string>();
+    } else if (key == "tools" && value.is_array()) {
+      o.tools = value;
+    } else {
+      throw error(error_code::invalid_argument,
+                  key == "prefix" || key == "tools"
+                      ? key + (key == "prefix" ? " must be a string" : " must be an array")
+                      : "unknown option \"" + key + "\" (prefix, tools)",
+                  "options_json $." + key);
+    }
+  }
+  return o;
+}
+
+std::string_view bytes_of(const char* data, std::size_t len) {
+  if (len > 0) require(data, "output");
+  return len > 0 ? std::string_view(data, len) : std::string_view();
 }
 
 }  // namespace
@@ -182,6 +217,63 @@ int chatpeg_stream_finish(chatpeg_stream* s, char** result_json, chatpeg_error* 
 
 void chatpeg_stream_free(chatpeg_stream* s) {
   delete s;
+}
+
+int chatpeg_response_template_from_file(const char* path, chatpeg_response_template** out,
+                                        chatpeg_error* err) {
+  return guarded(err, [&] {
+    require(path, "path");
+    require(out, "out");
+    *out = new chatpeg_response_template{chatpeg::api::response_template::from_file(path)};
+  });
+}
+
+int chatpeg_response_template_from_string(const char* json_text, chatpeg_response_template** out,
+                                          chatpeg_error* err) {
+  return guarded(err, [&] {
+    require(json_text, "json_text");
+    require(out, "out");
+    const json j =
+        chatpeg::api::detail::take(chatpeg::json::parse(json_text, {.file = "json_text"}));
+    *out = new chatpeg_response_template{chatpeg::api::response_template::from_json(j)};
+  });
+}
+
+void chatpeg_response_template_free(chatpeg_response_template* t) {
+  delete t;
+}
+
+int chatpeg_response_template_parse(const chatpeg_response_template* t, const char* options_json,
+                                    const char* output, size_t len, int message, char** result_json,
+                                    chatpeg_error* err) {
+  return guarded(err, [&] {
+    require(t, "response_template");
+    require(result_json, "result_json");
+    const std::string_view text = bytes_of(output, len);
+    const auto options = response_options_of(options_json);
+    const json out =
+        message != 0 ? t->value.parse_message(text, options) : t->value.parse(text, options);
+    *result_json = copy_string(chatpeg::json::dump(out));
+  });
+}
+
+int chatpeg_response_template_stream_new(const chatpeg_response_template* t,
+                                         const char* options_json, chatpeg_stream** out,
+                                         chatpeg_error* err) {
+  return guarded(err, [&] {
+    require(t, "response_template");
+    require(out, "out");
+    *out = new chatpeg_stream{t->value.stream(response_options_of(options_json))};
+  });
+}
+
+int chatpeg_write_response_template(const chatpeg_template* t, char** template_json,
+                                    chatpeg_error* err) {
+  return guarded(err, [&] {
+    require(t, "template");
+    require(template_json, "template_json");
+    *template_json = copy_string(chatpeg::json::dump(t->value.write_response_template()));
+  });
 }
 
 void chatpeg_free(void* p) {

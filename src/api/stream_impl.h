@@ -1,25 +1,45 @@
-// The state behind api::response_stream: the prepared request and the stream::session that
-// reads it (the session keeps a reference, so both live in one heap object), plus the
-// compiled template the prepared parser came from.
+// The state behind api::response_stream: a reader of model output that turns it into OpenAI
+// deltas. Two readers keep that contract: chatpeg's own (a stream::session over a prepared
+// request) and a response template's (response::delta_stream).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
 
 #include "chatpeg/api/template.h"
 #include "chatpeg/chat/prepare.h"
 #include "chatpeg/chat/template.h"
+#include "chatpeg/response/response.h"
 #include "chatpeg/stream/session.h"
 
 namespace chatpeg::api {
 
 struct response_stream::impl {
-  impl(std::shared_ptr<const chat::chat_template> t, chat::prepared p,
-       const stream_options& options);
+  virtual ~impl() = default;
+  // `tokens` is empty or one id per byte of `text` (-1 where a token continues).
+  virtual base::result<std::vector<stream::delta>> feed(std::string_view text,
+                                                        std::span<const std::int32_t> tokens) = 0;
+  virtual base::result<stream::finish_result> finish(bool hit_token_limit) = 0;
+  virtual const chat::message& current() const = 0;
+  virtual std::size_t received() const = 0;
 
-  std::shared_ptr<const chat::chat_template> compiled;
-  chat::prepared prepared;
-  stream::session session;                // reads `prepared`: declared after it
   std::vector<std::int32_t> byte_tokens;  // feed(): token ids laid out one per byte
 };
 
+namespace detail {
+
+// chatpeg's own reader: the session keeps a reference to the prepared request, so both live
+// in the stream's heap object, with the compiled template the prepared parser came from.
+std::unique_ptr<response_stream::impl> session_stream(
+    std::shared_ptr<const chat::chat_template> compiled, chat::prepared prepared,
+    const stream_options& options);
+
+// A response template's reader.
+std::unique_ptr<response_stream::impl> template_stream(response::template_ptr t,
+                                                       response::parse_options options);
+
+}  // namespace detail
 }  // namespace chatpeg::api

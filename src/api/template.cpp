@@ -7,6 +7,7 @@
 
 #include "api/convert.h"
 #include "api/stream_impl.h"
+#include "api/template_impl.h"
 #include "chatpeg/base/file.h"
 #include "chatpeg/chat/prepare.h"
 #include "chatpeg/chat/template.h"
@@ -15,10 +16,6 @@
 #include "chatpeg/stream/session.h"
 
 namespace chatpeg::api {
-
-struct chat_template::impl {
-  std::shared_ptr<const chat::chat_template> compiled;
-};
 
 namespace {
 
@@ -79,24 +76,30 @@ chat_template chat_template::from_file(const std::string& path, const load_optio
     if (e.where.file.empty()) e.where.file = path;
     detail::raise(e);
   }
-  return chat_template(std::make_shared<impl>(impl{compile(std::move(*src), path, options)}));
+  std::string shipped = std::move(src->response_template);
+  return chat_template(
+      std::make_shared<impl>(impl{compile(std::move(*src), path, options), std::move(shipped)}));
 }
 
 chat_template chat_template::from_string(std::string source, const load_options& options) {
   jinja::template_source src;
   src.source = std::move(source);
-  return chat_template(std::make_shared<impl>(impl{compile(std::move(src), "", options)}));
+  return chat_template(std::make_shared<impl>(impl{compile(std::move(src), "", options), {}}));
 }
 
 chat_template chat_template::from_tokenizer_config(const json& config,
                                                    const load_options& options) {
   auto src = detail::take(jinja::template_from_tokenizer_config(config, {.name = options.name}));
-  return chat_template(std::make_shared<impl>(impl{compile(std::move(src), "", options)}));
+  std::string shipped = std::move(src.response_template);
+  return chat_template(
+      std::make_shared<impl>(impl{compile(std::move(src), "", options), std::move(shipped)}));
 }
 
 chat_template chat_template::from_gguf(std::string_view bytes, const load_options& options) {
   auto src = detail::take(jinja::template_from_gguf(bytes, {.name = options.name}));
-  return chat_template(std::make_shared<impl>(impl{compile(std::move(src), "", options)}));
+  std::string shipped = std::move(src.response_template);
+  return chat_template(
+      std::make_shared<impl>(impl{compile(std::move(src), "", options), std::move(shipped)}));
 }
 
 json chat_template::analysis() const {
@@ -132,9 +135,8 @@ json chat_template::parse(std::string_view output, const json& request) const {
 }
 
 response_stream chat_template::stream(const json& request, const stream_options& options) const {
-  auto s = std::make_unique<response_stream::impl>(
-      impl_->compiled, prepare_of(*impl_->compiled, request, false), options);
-  return response_stream(std::move(s));
+  return response_stream(detail::session_stream(
+      impl_->compiled, prepare_of(*impl_->compiled, request, false), options));
 }
 
 }  // namespace chatpeg::api

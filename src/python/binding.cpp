@@ -46,6 +46,14 @@ chatpeg::api::load_options load_options_of(std::optional<std::string> name,
   return o;
 }
 
+chatpeg::api::response_parse_options response_options_of(std::optional<std::string> prefix,
+                                                         const py::object& tools) {
+  chatpeg::api::response_parse_options o;
+  if (prefix) o.prefix = std::move(*prefix);
+  if (!tools.is_none()) o.tools = to_json(tools);
+  return o;
+}
+
 template <class F>
 auto without_gil(F&& f) {
   py::gil_scoped_release release;
@@ -57,6 +65,7 @@ auto without_gil(F&& f) {
 PYBIND11_MODULE(_chatpeg, m) {
   using chatpeg::api::chat_template;
   using chatpeg::api::response_stream;
+  using chatpeg::api::response_template;
   m.doc() = "chatpeg native extension (use the chatpeg package)";
   m.attr("__version__") = CHATPEG_VERSION_STRING;
 
@@ -162,5 +171,50 @@ PYBIND11_MODULE(_chatpeg, m) {
             if (special_tokens) o.special_tokens = std::move(*special_tokens);
             return without_gil([&] { return t.stream(req, o); });
           },
-          py::arg("request"), py::kw_only(), py::arg("special_tokens") = py::none());
+          py::arg("request"), py::kw_only(), py::arg("special_tokens") = py::none())
+      .def("write_response_template",
+           [](const chat_template& t) {
+             json j = without_gil([&] { return t.write_response_template(); });
+             return from_json(j);
+           })
+      .def_property_readonly("shipped_response_template", [](const chat_template& t) {
+        return without_gil([&] { return t.shipped_response_template(); });
+      });
+
+  py::class_<response_template>(m, "ResponseTemplate")
+      .def_static(
+          "from_file",
+          [](const std::string& path) {
+            return without_gil([&] { return response_template::from_file(path); });
+          },
+          py::arg("path"))
+      .def_static(
+          "from_dict",
+          [](const py::object& template_or_config) {
+            const json j = to_json(template_or_config);
+            return without_gil([&] { return response_template::from_json(j); });
+          },
+          py::arg("template_or_config"))
+      .def_property_readonly("source",
+                             [](const response_template& t) { return from_json(t.source()); })
+      .def(
+          "parse",
+          [](const response_template& t, const py::object& output,
+             std::optional<std::string> prefix, const py::object& tools, bool message) {
+            const std::string text = text_of(output);
+            auto o = response_options_of(std::move(prefix), tools);
+            json out =
+                without_gil([&] { return message ? t.parse_message(text, o) : t.parse(text, o); });
+            return from_json(out);
+          },
+          py::arg("output"), py::kw_only(), py::arg("prefix") = py::none(),
+          py::arg("tools") = py::none(), py::arg("message") = false)
+      .def(
+          "stream",
+          [](const response_template& t, std::optional<std::string> prefix,
+             const py::object& tools) {
+            auto o = response_options_of(std::move(prefix), tools);
+            return without_gil([&] { return t.stream(o); });
+          },
+          py::kw_only(), py::arg("prefix") = py::none(), py::arg("tools") = py::none());
 }

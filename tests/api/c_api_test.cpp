@@ -169,3 +169,137 @@ TEST(c_api, a_stream_outlives_its_template_and_request) {
 }
 
 }  // namespace
+
+namespace {
+
+struct response_template_ptr {
+  chatpeg_response_template* t = nullptr;
+  ~response_template_ptr() { chatpeg_response_template_free(t); }
+};
+
+struct stream_ptr {
+  chatpeg_stream* s = nullptr;
+  ~stream_ptr() { chatpeg_stream_free(s); }
+};
+
+// A response template: written from the example template, then parse (dict and message) and a
+// stream over the example output, with the prompt as prefix and the tools for casting.
+TEST(c_api, response_templates_written_parsed_and_streamed) {
+  template_ptr t;
+  ASSERT_EQ(chatpeg_template_from_file(kPath.c_str(), &t.t, nullptr), CHATPEG_OK);
+  c_string written;
+  ASSERT_EQ(chatpeg_write_response_template(t.t, &written.p, nullptr), CHATPEG_OK);
+  response_template_ptr rt;
+  c_error err;
+  ASSERT_EQ(chatpeg_response_template_from_string(written.p, &rt.t, &err.e), CHATPEG_OK)
+      << err.e.message;
+
+  const json request = json::parse(read_example("weather_request.json"));
+  c_string prepared;
+  ASSERT_EQ(chatpeg_prepare(t.t, request.dump().c_str(), &prepared.p, nullptr), CHATPEG_OK);
+  const json options = {{"prefix", prepared.parsed()["prompt"]}, {"tools", request["tools"]}};
+  const std::string output = read_example("weather_output.txt");
+
+  c_string dict, message;
+  ASSERT_EQ(chatpeg_response_template_parse(rt.t, options.dump().c_str(), output.data(),
+                                            output.size(), 0, &dict.p, &err.e),
+            CHATPEG_OK)
+      << err.e.message;
+  EXPECT_EQ(dict.parsed()["tool_calls"][0]["function"]["arguments"]["city"], "Paris");
+  ASSERT_EQ(chatpeg_response_template_parse(rt.t, options.dump().c_str(), output.data(),
+                                            output.size(), 1, &message.p, &err.e),
+            CHATPEG_OK);
+  EXPECT_EQ(message.parsed()["tool_calls"][1]["function"]["arguments"], R"({"city":"Tokyo"})");
+
+  stream_ptr s;
+  ASSERT_EQ(chatpeg_response_template_stream_new(rt.t, options.dump().c_str(), &s.s, &err.e),
+            CHATPEG_OK);
+  for (std::size_t i = 0; i < output.size(); i += 5) {
+    c_string deltas;
+    const std::size_t n = std::min<std::size_t>(5, output.size() - i);
+    ASSERT_EQ(chatpeg_stream_feed(s.s, output.data() + i, n, &deltas.p, &err.e), CHATPEG_OK);
+  }
+  c_string done;
+  ASSERT_EQ(chatpeg_stream_finish(s.s, &done.p, &err.e), CHATPEG_OK);
+  json streamed = done.parsed()["message"], whole = message.parsed();
+  for (json* m : {&streamed, &whole})
+    for (auto& c : (*m)["tool_calls"]) c.erase("id");
+  EXPECT_EQ(streamed, whole);
+  EXPECT_EQ(done.parsed()["finish_reason"], "tool_calls");
+}
+
+TEST(c_api, response_template_errors_fill_code_and_where) {
+  response_template_ptr rt;
+  ASSERT_EQ(chatpeg_response_template_from_file(
+                chatpeg::testing::example_path("response_template.json").c_str(), &rt.t, nullptr),
+            CHATPEG_OK);
+  c_error err;
+  char* out = reinterpret_cast<char*>(0x1);  // must stay untouched on error
+  chatpeg_response_template* rout = nullptr;
+  chatpeg_stream* sout = nullptr;
+  struct call {
+    const char* name;
+    std::function<int()> run;
+    int code;
+    const char* where_has;
+  };
+  const call calls[] = {
+      {"missing file",
+       [&] { return chatpeg_response_template_from_file("/nonexistent.json", &rout, &err.e); },
+       CHATPEG_E_IO, "/nonexistent.json"},
+      {"not JSON",
+       [&] { return chatpeg_response_template_from_string("{\"fields\":", &rout, &err.e); },
+       CHATPEG_E_SYNTAX, "json_text"},
+      {"rule broken",
+       [&] {
+         return chatpeg_response_template_from_string(
+             R"({"start_anchor": "x", "fields": {"content": {"open": "a", "open_pattern": "b"}}})",
+             &rout, &err.e);
+       },
+       CHATPEG_E_INVALID_ARGUMENT, "$.fields.content.open_pattern"},
+      {"response_schema only",
+       [&] {
+         return chatpeg_response_template_from_string(R"({"response_schema": {}})", &rout, &err.e);
+       },
+       CHATPEG_E_UNSUPPORTED, ""},
+      {"options not an object",
+       [&] { return chatpeg_response_template_parse(rt.t, "[]", "x", 1, 0, &out, &err.e); },
+       CHATPEG_E_INVALID_ARGUMENT, "options_json"},
+      {"unknown option",
+       [&] {
+         return chatpeg_response_template_parse(rt.t, R"({"prefx": ""})", "x", 1, 0, &out, &err.e);
+       },
+       CHATPEG_E_INVALID_ARGUMENT, "$.prefx"},
+      {"tools not an array",
+       [&] {
+         return chatpeg_response_template_stream_new(rt.t, R"({"tools": {}})", &sout, &err.e);
+       },
+       CHATPEG_E_INVALID_ARGUMENT, "$.tools"},
+      {"output that does not parse",
+       [&] {
+         const std::string bad = "<tool_call>\n{nope\n</tool_call>";
+         return chatpeg_response_template_parse(rt.t, nullptr, bad.data(), bad.size(), 1, &out,
+                                                &err.e);
+       },
+       CHATPEG_E_NO_MATCH, "$.fields.tool_calls"},
+      {"NULL template",
+       [&] { return chatpeg_response_template_parse(nullptr, nullptr, "x", 1, 0, &out, &err.e); },
+       CHATPEG_E_INVALID_ARGUMENT, "response_template"},
+      {"NULL output with length",
+       [&] { return chatpeg_response_template_parse(rt.t, nullptr, nullptr, 2, 0, &out, &err.e); },
+       CHATPEG_E_INVALID_ARGUMENT, "output"},
+  };
+  for (const auto& c : calls) {
+    EXPECT_EQ(c.run(), c.code) << c.name;
+    EXPECT_EQ(err.e.code, c.code) << c.name;
+    ASSERT_NE(err.e.where, nullptr) << c.name;
+    EXPECT_NE(std::string(err.e.where).find(c.where_has), std::string::npos)
+        << c.name << ": " << err.e.where << " / " << err.e.message;
+    EXPECT_EQ(out, reinterpret_cast<char*>(0x1)) << c.name;
+    EXPECT_EQ(rout, nullptr) << c.name;
+    EXPECT_EQ(sout, nullptr) << c.name;
+  }
+  chatpeg_response_template_free(nullptr);
+}
+
+}  // namespace

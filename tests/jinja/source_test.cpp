@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/gguf_builder.h"
+
 namespace chatpeg::jinja {
 namespace {
 
@@ -72,30 +74,7 @@ TEST(JinjaSource, TokenizerConfigErrors) {
                    .has_value());
 }
 
-// Minimal GGUF writer for tests.
-struct gguf_builder {
-  std::string out;
-  void u32(std::uint32_t v) {
-    for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
-  }
-  void u64(std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
-  }
-  void str(const std::string& s) {
-    u64(s.size());
-    out += s;
-  }
-  void kv_str(const std::string& k, const std::string& v) {
-    str(k);
-    u32(8);
-    str(v);
-  }
-  void kv_u32(const std::string& k, std::uint32_t v) {
-    str(k);
-    u32(4);
-    u32(v);
-  }
-};
+using testing::gguf_builder;
 
 std::string sample_gguf() {
   gguf_builder g;

@@ -115,3 +115,75 @@ def test_version_is_the_library_version():
     # The package is laid out in <build>/python; the generated header is <build>/include.
     header = pathlib.Path(chatpeg.__file__).parents[2] / "include" / "chatpeg" / "version.h"
     assert f'#define CHATPEG_VERSION_STRING "{chatpeg.__version__}"' in header.read_text()
+
+
+# ---- response templates ----
+
+RT = {"start_anchor": "<<bot>>", "fields": {
+    "reasoning_content": {"open": "[[r]]", "close": "[[/r]]"},
+    "tool_calls": {"open": "<<call>>", "close": "<</call>>", "repeats": True, "content": "json",
+                   "transform": {"type": "function", "function": {
+                       "name": "{content.name}", "arguments": "{content.arguments}"}}},
+    "content": {}}}
+RT_OUTPUT = '[[r]]hm[[/r]]Hi.<<call>>{"name": "f", "arguments": {"n": "3"}}<</call>>'
+RT_TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {
+    "type": "object", "properties": {"n": {"type": "integer"}}}}}]
+
+
+def test_response_template_parses_as_dict_and_message():
+    rt = chatpeg.ResponseTemplate.from_dict(RT)
+    assert rt.source == RT
+    d = rt.parse(RT_OUTPUT)
+    assert d == {"reasoning_content": "hm", "content": "Hi.", "tool_calls": [
+        {"type": "function", "function": {"name": "f", "arguments": {"n": "3"}}}]}
+    m = rt.parse(RT_OUTPUT, tools=RT_TOOLS, message=True)
+    assert m["content"] == "Hi." and m["reasoning_content"] == "hm"
+    assert m["tool_calls"][0]["function"]["arguments"] == '{"n":3}'
+    assert m["tool_calls"][0]["id"].startswith("call_")
+    # A prompt that opens reasoning puts the output's start in it.
+    assert rt.parse("still[[/r]]ok", prefix="<<bot>>[[r]]")["reasoning_content"] == "still"
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7])
+def test_response_template_stream_adds_up(chunk):
+    rt = chatpeg.ResponseTemplate.from_dict(RT)
+    s = rt.stream(tools=RT_TOOLS)
+    deltas = []
+    for i in range(0, len(RT_OUTPUT), chunk):
+        deltas += s.feed(RT_OUTPUT[i:i + chunk])
+    done = s.finish()
+    deltas += done["deltas"]
+    content, reasoning, calls = assemble(deltas)
+    assert (content, reasoning) == ("Hi.", "hm")
+    assert [(c["name"], c["arguments"]) for c in calls] == [("f", '{"n":3}')]
+    assert done["finish_reason"] == "tool_calls"
+    assert s.message == done["message"]
+
+
+def test_response_template_errors_name_the_json_path():
+    with pytest.raises(chatpeg.InvalidArgumentError) as e:
+        chatpeg.ResponseTemplate.from_dict(
+            {"start_anchor": "x", "fields": {"content": {"open": "a", "open_pattern": "b"}}})
+    assert "$.fields.content.open_pattern" in e.value.where
+    with pytest.raises(chatpeg.UnsupportedError):
+        chatpeg.ResponseTemplate.from_dict({"chat_template": "x", "response_schema": {}})
+    with pytest.raises(chatpeg.NoMatchError) as e:
+        chatpeg.ResponseTemplate.from_dict(RT).parse("<<call>>{oops<</call>>")
+    assert e.value.offset is not None
+
+
+def test_a_template_writes_and_ships_response_templates(template, tmp_path):
+    written = template.write_response_template()
+    rt = chatpeg.ResponseTemplate.from_dict(written)
+    m = rt.parse(OUTPUT, prefix=template.render(REQUEST), tools=REQUEST["tools"], message=True)
+    ours = template.parse(OUTPUT, REQUEST)
+    assert m["content"] == ours["content"].strip()
+    assert [c["function"] for c in m["tool_calls"]] == [c["function"] for c in ours["tool_calls"]]
+    assert template.shipped_response_template is None
+
+    config = tmp_path / "tokenizer_config.json"
+    config.write_text(json.dumps({"chat_template": "{{ messages[0].content }}",
+                                  "response_template": RT}))
+    shipped = chatpeg.Template.from_file(str(config)).shipped_response_template
+    assert shipped is not None and shipped.source == RT
+    assert chatpeg.ResponseTemplate.from_file(str(config)).parse("x") == {"content": "x"}

@@ -87,12 +87,16 @@ class CHATPEG_API response_stream {
   json current() const;
   std::size_t received() const;  // bytes of output fed so far
 
+  struct impl;  // opaque: the reader behind the stream
+
  private:
   friend class chat_template;
-  struct impl;
+  friend class response_template;
   explicit response_stream(std::unique_ptr<impl> p);
   std::unique_ptr<impl> impl_;
 };
+
+class response_template;  // chatpeg/api/response_template.h
 
 class CHATPEG_API chat_template {
  public:
@@ -116,6 +120,15 @@ class CHATPEG_API chat_template {
   json parse(std::string_view output, const json& request) const;
   // A stream for one response to the request.
   response_stream stream(const json& request, const stream_options& options = {}) const;
+
+  // A Hugging Face response template that reads this template's output as the analysis sees
+  // it (`chatpeg analyze --response-template`). Throws unsupported, with the reason, for a
+  // format the v1 format cannot express (Python-literal calls, channels).
+  json write_response_template() const;
+  // The response template the file ships beside the chat template (tokenizer_config.json's
+  // "response_template", GGUF's tokenizer.response_template); nullopt when it has none.
+  // Throws when the shipped one does not validate.
+  std::optional<response_template> shipped_response_template() const;
 
  private:
   struct impl;
