@@ -49,8 +49,10 @@ else()
   foreach(m ${chatpeg_library_modules})
     string(APPEND CHATPEG_PC_LIBS " -l${m}")
   endforeach()
-  # The response module's regexes (PCRE2, found by pkg-config in the top CMakeLists.txt).
-  string(APPEND CHATPEG_PC_LIBS " ${PCRE2_LDFLAGS} -lstdc++ -lm")
+  # The response module's regexes (PCRE2, found by pkg-config in the top CMakeLists.txt; its
+  # flags are a CMake list).
+  list(JOIN PCRE2_LDFLAGS " " chatpeg_pcre2_flags)
+  string(APPEND CHATPEG_PC_LIBS " ${chatpeg_pcre2_flags} -lstdc++ -lm")
 endif()
 
 install(TARGETS ${chatpeg_installed_targets} EXPORT chatpegTargets

@@ -267,7 +267,12 @@ struct server::impl {
       }
       request req = c.parser.take();
       counters.requests.fetch_add(1, std::memory_order_relaxed);
+      const int fd = c.fd;
+      const connection* const self = &c;
       dispatch(c, std::move(req));
+      // A request answered on the loop may have closed the connection (Connection: close,
+      // an error): c is gone then, and so are the bytes pipelined after it.
+      if (auto it = conns.find(fd); it == conns.end() || it->second.get() != self) return;
     }
   }
 

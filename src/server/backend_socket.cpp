@@ -84,8 +84,10 @@ void deadline_timer::run() {
       continue;
     }
     auto first = due_.begin();
-    if (std::chrono::steady_clock::now() < first->first.first) {
-      cv_.wait_until(lock, first->first.first);
+    // A copy: the wait releases the lock, and remove() may free the entry meanwhile.
+    const auto when = first->first.first;
+    if (std::chrono::steady_clock::now() < when) {
+      cv_.wait_until(lock, when);
       continue;
     }
     auto fn = std::move(first->second);

@@ -431,6 +431,26 @@ TEST(HttpServer, AClientThatStopsReadingIsGivenUp) {
   EXPECT_EQ(s.stats().busy_workers, 0u);
 }
 
+// A request the loop answers itself with "Connection: close", with more requests pipelined
+// behind it in the same packet: the answer is sent, the connection closed, and the bytes
+// after it are dropped with it (the loop must not go on reading a connection it closed).
+TEST(HttpServer, PipelinedRequestsAfterAClosingInlineAnswerAreDropped) {
+  test_server s({}, echo);
+  for (int round = 0; round < 20; ++round) {
+    raw_client c(s.port(), 5s);
+    ASSERT_TRUE(
+        c.send("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+               "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+               "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi"));
+    bool timed_out = false;
+    const std::string r = c.read_all(&timed_out);
+    EXPECT_FALSE(timed_out);
+    EXPECT_EQ(count(r, "HTTP/1.1 200"), 1u) << r;
+    EXPECT_NE(r.find("Connection: close\r\n"), std::string::npos) << r;
+  }
+  EXPECT_GE(s.stats().requests, 20u);
+}
+
 TEST(HttpServer, ARequestNotReadWithinTheDeadlineIs408) {
   test_server s({.request_deadline = 1s}, echo);
   raw_client c(s.port(), 5s);
