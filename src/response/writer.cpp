@@ -132,11 +132,24 @@ base::result<json::value> json_native_field(const chat::tool_syntax& t) {
   return field;
 }
 
+// A name no marker ends (GLM 4.7: "<tool_call>" NAME "<arg_key>" …) ends where what follows a
+// name begins: the first argument's marker (tagged arguments) or the JSON object, else the
+// call's end (a call without arguments). Matched ahead, not taken: it belongs to the body.
+std::string name_end_ahead(const chat::tool_syntax& t) {
+  std::string next =
+      t.format == chat::tool_format::tag_with_tagged ? pattern(t.arg_name_prefix) : "\\{";
+  const std::string& end = t.call_end.empty() ? t.section_end : t.call_end;
+  if (!end.empty()) next += "|" + pattern(t.args_end) + pattern(end);
+  return "(?=" + kSpace + "(?:" + next + "))";
+}
+
 // "<function=" NAME ">" …: the name between its markers, then the id when it follows the name,
-// then the arguments' opener. A name ended by whitespace alone takes at least one byte of it.
+// then the arguments' opener. A name ended by whitespace alone takes at least one byte of it;
+// a name nothing ends stops before what follows it (name_end_ahead).
 std::string call_head(const chat::tool_syntax& t) {
   std::string s = pattern(t.name_prefix) + R"((?P<name>[^\s<>"{}\[\]:]+?))";
   const bool id_after = t.id_pos == chat::id_position::after_name;
+  if (!id_after && t.name_suffix.empty() && t.args_start.empty()) return s + name_end_ahead(t);
   if (!id_after && chat::shape_of_marker(t.name_suffix + t.args_start).pieces.empty()) {
     return s + kSomeSpace;
   }
@@ -146,7 +159,8 @@ std::string call_head(const chat::tool_syntax& t) {
 }
 
 base::result<json::value> tagged_field(const chat::tool_syntax& t) {
-  if (t.name_suffix.empty() && t.args_start.empty() && t.id_pos != chat::id_position::after_name) {
+  if (t.name_suffix.empty() && t.args_start.empty() && t.id_pos != chat::id_position::after_name &&
+      t.format == chat::tool_format::tag_with_tagged && t.arg_name_prefix.empty()) {
     return unsupported("nothing marks the end of the function name");
   }
   json::value field = json::value::object();

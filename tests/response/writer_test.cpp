@@ -138,6 +138,28 @@ const writer_case kCases[] = {
      },
      "~~bot~~\n", "<fn>get_weather\n<k>city</k><v>Rome</v><k>days</k>\n  <v>4</v></fn>",
      R"({"role":"assistant","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":{"city":"Rome","days":4}}}]})"},
+    {"a name nothing ends stops at the first argument or the call's end",
+     [](chat::analysis& a) {
+       a.tools.format = chat::tool_format::tag_with_tagged;
+       a.tools.call_start = "%%call%%";
+       a.tools.call_end = "%%end%%";
+       a.tools.arg_name_prefix = "%k%";
+       a.tools.arg_name_suffix = "%v%";
+       a.tools.arg_value_end = "%/v%";
+       a.tools.values = chat::value_syntax::raw;
+     },
+     "~~bot~~\n",
+     "Let me see.%%call%%get_weather%k%city%v%Lima%/v%%k%days%v%2%/v%%%end%%"
+     "%%call%%get_weather\n%%end%%",
+     R"({"role":"assistant","content":"Let me see.","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":{"city":"Lima","days":2}}},{"type":"function","function":{"name":"get_weather","arguments":{}}}]})"},
+    {"a name nothing ends stops at its JSON arguments",
+     [](chat::analysis& a) {
+       a.tools.format = chat::tool_format::tag_with_json;
+       a.tools.call_start = "|call|";
+       a.tools.call_end = "|/call|";
+     },
+     "~~bot~~\n", "|call|get_weather {\"city\": \"Oslo\"}|/call|",
+     R"({"role":"assistant","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":{"city":"Oslo"}}}]})"},
 };
 
 TEST(ResponseWriter, WrittenTemplatesReadTheirFormat) {
@@ -200,6 +222,12 @@ TEST(ResponseWriter, InexpressibleFormatsAreUnsupported) {
       {"bare JSON calls",
        [](chat::analysis& a) { a.tools.format = chat::tool_format::json_native; }},
       {"reasoning without a start", [](chat::analysis& a) { a.reasoning.start.clear(); }},
+      {"a name nothing ends before unmarked arguments",
+       [](chat::analysis& a) {
+         a.tools.format = chat::tool_format::tag_with_tagged;
+         a.tools.call_start = "<c>";
+         a.tools.call_end = "</c>";
+       }},
   };
   for (const auto& [name, shape] : rows) {
     SCOPED_TRACE(name);
