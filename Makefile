@@ -9,6 +9,8 @@ SHELL := /bin/bash
 #   chatpeg.pc, the Python package),
 #   make bench (benchmarks), make format, make clean,
 #   make test-sanitize  every test under ASan + UBSan + LeakSanitizer (build-asan)
+#   make test-tsan      the threaded modules' tests (base, http, server) under ThreadSanitizer
+#                       (build-tsan); not part of .ci/run
 #   make fuzz           libFuzzer targets (fuzz/README.md), each run FUZZ_SECONDS (default 60)
 
 BUILD_DIR ?= build
@@ -22,7 +24,7 @@ DEBIAN_PACKAGES := g++ cmake make pkg-config python3 python3-jinja2 \
 FUZZ_DEBIAN_PACKAGES := clang libclang-rt-14-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps fuzz-deps configure build build-cli run install test test-sanitize fuzz bench format clean
+.PHONY: all deps fuzz-deps configure build build-cli run install test test-sanitize test-tsan fuzz bench format clean
 
 all: build
 
@@ -80,6 +82,20 @@ test-sanitize: deps
 	  $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(ASAN_DIR) -j $(JOBS)
 	@cd $(ASAN_DIR) && $(SANITIZE_ENV) ctest -j $(JOBS) --output-on-failure 2>&1 | grep -v -E '^ *([0-9]+/[0-9]+ Test +#[0-9]+: .* Passed|Start +[0-9]+: )' ; exit $${PIPESTATUS[0]}
+
+# The modules that run threads (the cancel source, the HTTP server's loop and workers, the
+# gateway's streams and backend deadlines) under ThreadSanitizer; halts on the first report.
+TSAN_DIR ?= build-tsan
+TSAN_TESTS := chatpeg_base_tests chatpeg_http_tests chatpeg_server_tests
+test-tsan: deps
+	@cmake -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+	  -DCHATPEG_SANITIZE=thread -DCHATPEG_BUILD_BENCH=OFF -DCHATPEG_PYTHON=OFF \
+	  $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(TSAN_DIR) -j $(JOBS) --target $(TSAN_TESTS)
+	@for t in $(TSAN_TESTS); do \
+	  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(TSAN_DIR)/tests/$$t --gtest_brief=1 \
+	    || exit 1; \
+	done
 
 # libFuzzer targets (clang; -fsanitize=fuzzer,address,undefined), each run FUZZ_SECONDS with its
 # seed corpus and dictionary; FUZZ_TARGETS picks some (default all). Fails on any crash, leak
