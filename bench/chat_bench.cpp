@@ -6,7 +6,8 @@
 //   BM_prepare/<template>   prepare() of a two-tool auto request: prompt renders, generation
 //                           prompt, PEG parser and lazy GBNF.
 //   BM_prepare_tools/<N>    prepare() (parser + GBNF) of an auto request offering N tools, each
-//                           {"a": string (required), "b": integer}, on the bundled template
+//                           described, {"a": string (required), "b": integer}
+//                           (tests/support/many_tools.h), on the bundled template
 //                           (examples/chatml_tools.jinja). Budget: 2000 tools in < 100 ms.
 //                           Baseline (the quadratic code, docs/perf.md 2026-12-06): 115 ms,
 //                           2.34 s, 15.5 s for 250, 1000, 2000 tools; now 10-12, 43-46,
@@ -46,6 +47,7 @@
 #include "chatpeg/json/json.h"
 #include "chatpeg/stream/parse.h"
 #include "shared_corpus.h"
+#include "support/many_tools.h"
 
 namespace {
 
@@ -148,19 +150,7 @@ void BM_prepare(benchmark::State& state, const char* stem) {
 
 // An auto request offering `count` tools with two typed arguments each.
 chat::request many_tools_request(std::size_t count) {
-  json::value tools = json::value::array();
-  for (std::size_t i = 0; i < count; ++i) {
-    auto tool = json::parse(R"({"type":"function","function":{"parameters":{"type":"object",
-      "properties":{"a":{"type":"string"},"b":{"type":"integer"}},"required":["a"]}}})");
-    if (!tool) std::abort();
-    (*tool)["function"]["name"] = "tool_" + std::to_string(i);
-    tools.push_back(std::move(*tool));
-  }
-  json::value body = json::value::object();
-  body["messages"] = json::value::array();
-  body["messages"].push_back({{"role", "user"}, {"content", "Call a tool."}});
-  body["tools"] = std::move(tools);
-  auto r = chat::request::from_json(body);
+  auto r = chat::request::from_json(testing::many_tools_body(count));
   if (!r) std::abort();
   return *r;
 }

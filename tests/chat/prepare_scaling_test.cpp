@@ -1,5 +1,5 @@
-// prepare() grows linearly with the tools of a request. N and 4N tools, each with parameters
-// {"a": string (required), "b": integer}, are prepared (parser and GBNF) on the bundled
+// prepare() grows linearly with the tools of a request. N and 4N tools
+// (testing::many_tools_body) are prepared (parser and GBNF) on the bundled
 // template and, when ../shared is there, on corpus templates of the other tool formats. The
 // work is counted, not timed (prepare_stats): the nodes and rules built, the nodes the
 // compilers looked up in the builders while building, and the bytes of GBNF. Each may grow
@@ -13,6 +13,7 @@
 
 #include "chatpeg/chat/prepare.h"
 #include "chatpeg/chat/template.h"
+#include "support/many_tools.h"
 #include "support/shared_data.h"
 
 namespace chatpeg::chat {
@@ -22,19 +23,7 @@ constexpr std::size_t kTools = 50;
 constexpr double kMaxGrowth = 4.5;  // for 4x the tools
 
 request tools_request(std::size_t count) {
-  json::value tools = json::value::array();
-  for (std::size_t i = 0; i < count; ++i) {
-    auto tool = json::parse(R"({"type":"function","function":{"description":"Does a thing.",
-      "parameters":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}},
-      "required":["a"]}}})");
-    EXPECT_TRUE(tool.has_value());
-    (*tool)["function"]["name"] = "tool_" + std::to_string(i);
-    tools.push_back(std::move(*tool));
-  }
-  json::value body = json::value::object();
-  body["messages"] = json::value::array();
-  body["messages"].push_back({{"role", "user"}, {"content", "Call a tool."}});
-  body["tools"] = std::move(tools);
+  json::value body = testing::many_tools_body(count);
   body["parallel_tool_calls"] = true;
   auto r = request::from_json(body);
   EXPECT_TRUE(r.has_value()) << r.error().to_string();
