@@ -39,6 +39,24 @@ struct template_ptr {
 
 const std::string kPath = chatpeg::testing::example_path("chatml_tools.jinja");
 
+// A call of the C API that must fail: its code and a part of the `where` it reports.
+struct error_call {
+  const char* name;
+  std::function<int()> run;
+  int code;
+  const char* where_has;
+};
+
+// Runs c: it returns its code and fills err with the code, a message and a where.
+void expect_error(const error_call& c, const c_error& err) {
+  EXPECT_EQ(c.run(), c.code) << c.name;
+  EXPECT_EQ(err.e.code, c.code) << c.name;
+  ASSERT_NE(err.e.message, nullptr) << c.name;
+  ASSERT_NE(err.e.where, nullptr) << c.name;
+  EXPECT_NE(std::string(err.e.where).find(c.where_has), std::string::npos)
+      << c.name << ": " << err.e.where << " / " << err.e.message;
+}
+
 TEST(c_api, version_is_the_header_version) {
   EXPECT_STREQ(chatpeg_version(), CHATPEG_VERSION_STRING);
 }
@@ -98,13 +116,7 @@ TEST(c_api, errors_fill_code_message_and_where) {
   char* out = reinterpret_cast<char*>(0x1);  // must stay untouched on error
   chatpeg_template* tout = nullptr;
   chatpeg_stream* sout = nullptr;
-  struct call {
-    const char* name;
-    std::function<int()> run;
-    int code;
-    const char* where_has;
-  };
-  const call calls[] = {
+  const error_call calls[] = {
       {"missing file",
        [&] { return chatpeg_template_from_file("/nonexistent.jinja", &tout, &err.e); },
        CHATPEG_E_IO, "/nonexistent.jinja"},
@@ -128,12 +140,7 @@ TEST(c_api, errors_fill_code_message_and_where) {
        CHATPEG_E_INVALID_ARGUMENT, "stream"},
   };
   for (const auto& c : calls) {
-    EXPECT_EQ(c.run(), c.code) << c.name;
-    EXPECT_EQ(err.e.code, c.code) << c.name;
-    ASSERT_NE(err.e.message, nullptr) << c.name;
-    ASSERT_NE(err.e.where, nullptr) << c.name;
-    EXPECT_NE(std::string(err.e.where).find(c.where_has), std::string::npos)
-        << c.name << ": " << err.e.where << " / " << err.e.message;
+    expect_error(c, err);
     EXPECT_EQ(out, reinterpret_cast<char*>(0x1)) << c.name;
     EXPECT_EQ(tout, nullptr) << c.name;
     EXPECT_EQ(sout, nullptr) << c.name;
@@ -237,13 +244,7 @@ TEST(c_api, response_template_errors_fill_code_and_where) {
   char* out = reinterpret_cast<char*>(0x1);  // must stay untouched on error
   chatpeg_response_template* rout = nullptr;
   chatpeg_stream* sout = nullptr;
-  struct call {
-    const char* name;
-    std::function<int()> run;
-    int code;
-    const char* where_has;
-  };
-  const call calls[] = {
+  const error_call calls[] = {
       {"missing file",
        [&] { return chatpeg_response_template_from_file("/nonexistent.json", &rout, &err.e); },
        CHATPEG_E_IO, "/nonexistent.json"},
@@ -290,11 +291,7 @@ TEST(c_api, response_template_errors_fill_code_and_where) {
        CHATPEG_E_INVALID_ARGUMENT, "output"},
   };
   for (const auto& c : calls) {
-    EXPECT_EQ(c.run(), c.code) << c.name;
-    EXPECT_EQ(err.e.code, c.code) << c.name;
-    ASSERT_NE(err.e.where, nullptr) << c.name;
-    EXPECT_NE(std::string(err.e.where).find(c.where_has), std::string::npos)
-        << c.name << ": " << err.e.where << " / " << err.e.message;
+    expect_error(c, err);
     EXPECT_EQ(out, reinterpret_cast<char*>(0x1)) << c.name;
     EXPECT_EQ(rout, nullptr) << c.name;
     EXPECT_EQ(sout, nullptr) << c.name;
