@@ -372,16 +372,20 @@ TEST_F(cli_parse, partial_shows_an_unfinished_call_with_its_arguments_so_far) {
   EXPECT_EQ(cut.out, "{\"role\":\"assistant\",\"content\":\"Sure.\\n\"}\n");
 }
 
+// A response template with invented markers: reasoning in <think>, JSON calls in <call>,
+// content the rest.
+const char* const kCallTemplate = R"({"start_anchor": "<|a|>", "fields": {
+    "reasoning_content": {"open": "<think>", "close": "</think>"},
+    "tool_calls": {"open": "<call>", "close": "</call>", "repeats": true, "content": "json",
+                   "transform": {"type": "function", "function": {
+                   "name": "{content.name}", "arguments": "{content.arguments}"}}},
+    "content": {}}})";
+
 // Response templates: parse with one alone (message, raw dict, deltas, raw events), a template
 // that does not validate (exit 2 with the JSON path), and analyze writing one that reads the
 // same output back.
 TEST_F(cli, ParseWithResponseTemplate) {
-  const std::string rt = write("rt.json", R"({"start_anchor": "<|a|>", "fields": {
-      "reasoning_content": {"open": "<think>", "close": "</think>"},
-      "tool_calls": {"open": "<call>", "close": "</call>", "repeats": true, "content": "json",
-                     "transform": {"type": "function", "function": {
-                       "name": "{content.name}", "arguments": "{content.arguments}"}}},
-      "content": {}}})");
+  const std::string rt = write("rt.json", kCallTemplate);
   const std::string out = write("out.txt",
                                 "<think>hm</think>Hi.<call>{\"name\": \"f\", \"arguments\": "
                                 "{\"x\": 1}}</call>");
@@ -420,15 +424,10 @@ TEST_F(cli, ParseWithResponseTemplate) {
 // Bytes that may still become a delimiter are held back; a call appears once its region
 // closes (its arguments are parsed at the close).
 TEST_F(cli, ParsePartialWithResponseTemplate) {
-  const std::string rt = write("rt.json", R"({"start_anchor": "<|a|>", "fields": {
-      "reasoning_content": {"open": "<think>", "close": "</think>"},
-      "tool_calls": {"open": "<call>", "close": "</call>", "repeats": true, "content": "json",
-                     "transform": {"type": "function", "function": {
-                       "name": "{content.name}", "arguments": "{content.arguments}"}}},
-      "content": {}}})");
+  const std::string rt = write("rt.json", kCallTemplate);
   struct prefix_case {
     const char* output;
-    const char* message;  // the whole line; empty: checked below
+    const char* message;  // the whole line printed
   };
   const prefix_case cases[] = {
       {"", R"({"role":"assistant"})"},
