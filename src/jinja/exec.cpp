@@ -270,15 +270,19 @@ bool appendable(interp& in, const set_stmt& s, const value& acc, const std::vect
   const value* slot = target_slot(in, s.var);
   if (slot == nullptr || !acc.ptr() || slot->ptr() != acc.ptr() || acc.ptr().use_count() != 2)
     return false;
-  const bool str = acc.is_string() && !acc.is_markup();
-  const bool list = acc.is_list() && acc.view_kind() == value::view::none;
-  if (!str && !list) return false;
+  const auto plain_str = [](const value& v) { return v.is_string() && !v.is_markup(); };
+  const auto plain_list = [](const value& v) {
+    return v.is_list() && v.view_kind() == value::view::none;
+  };
+  const bool str = plain_str(acc);
+  if (!str && !plain_list(acc)) return false;
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    const value& p = parts[i];
-    if (s.self_append[i]->op == binary_op::concat ? !str
-        : str                                     ? !p.is_string() || p.is_markup()
-              : !p.is_list() || p.view_kind() != value::view::none)
-      return false;
+    // `~` appends anything's text to a str; `+` takes a str to a str, a list to a list.
+    bool ok = str;
+    if (s.self_append[i]->op == binary_op::add) {
+      ok = str ? plain_str(parts[i]) : plain_list(parts[i]);
+    }
+    if (!ok) return false;
   }
   return true;
 }
