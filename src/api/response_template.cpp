@@ -4,7 +4,6 @@
 // chat_template members that write or load a response template live here too.
 #include "chatpeg/api/response_template.h"
 
-#include <fstream>
 #include <utility>
 
 #include "api/convert.h"
@@ -22,12 +21,6 @@ struct response_template::impl {
 };
 
 namespace {
-
-bool is_gguf(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char magic[4] = {};
-  return in.read(magic, 4) && std::string_view(magic, 4) == "GGUF";
-}
 
 response::parse_options parse_options_of(const response_parse_options& o) {
   response::parse_options out;
@@ -52,8 +45,9 @@ response_template::response_template(std::shared_ptr<const impl> p) : impl_(std:
 
 response_template response_template::from_file(const std::string& path) {
   std::string text;
-  if (is_gguf(path)) {
-    auto src = jinja::load_template_source(path);
+  const jinja::source_kind kind = detail::take(jinja::source_kind_of(path));
+  if (kind == jinja::source_kind::gguf) {
+    auto src = jinja::load_template_source(path, {.kind = kind});
     if (!src) {
       base::error e = std::move(src).error();
       if (e.where.file.empty()) e.where.file = path;
@@ -66,7 +60,8 @@ response_template response_template::from_file(const std::string& path) {
     }
     text = std::move(src->response_template);
   } else {
-    auto read = base::read_file(path, 16u << 20);
+    // A response template or the tokenizer_config.json holding one, bounded as configs are.
+    auto read = base::read_file(path, jinja::load_options{}.max_config_bytes);
     if (!read) detail::raise(read.error());
     text = std::move(*read);
   }

@@ -284,20 +284,25 @@ base::result<template_source> template_from_tokenizer_config(const json::value& 
   return out;
 }
 
+base::result<source_kind> source_kind_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return bad(base::errc::io_error, "cannot open file", path);
+  char magic[4] = {0, 0, 0, 0};
+  in.read(magic, 4);
+  if (in.gcount() == 4 && std::memcmp(magic, "GGUF", 4) == 0) return source_kind::gguf;
+  if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0) {
+    return source_kind::tokenizer_config;
+  }
+  return source_kind::jinja_file;
+}
+
 base::result<template_source> load_template_source(const std::string& path,
                                                    const load_options& options) {
   source_kind kind = options.kind;
   if (kind == source_kind::automatic) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return bad(base::errc::io_error, "cannot open file", path);
-    char magic[4] = {0, 0, 0, 0};
-    in.read(magic, 4);
-    if (in.gcount() == 4 && std::memcmp(magic, "GGUF", 4) == 0)
-      kind = source_kind::gguf;
-    else if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0)
-      kind = source_kind::tokenizer_config;
-    else
-      kind = source_kind::jinja_file;
+    auto detected = source_kind_of(path);
+    if (!detected) return std::move(detected).error();
+    kind = *detected;
   }
   if (kind == source_kind::gguf) {
     auto bytes = read_gguf_header(path, options);

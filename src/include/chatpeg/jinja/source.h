@@ -38,6 +38,11 @@ struct template_source {
 base::result<template_source> load_template_source(const std::string& path,
                                                    const load_options& options = {});
 
+// What load_template_source takes a file for when its kind is automatic: gguf by the magic
+// bytes, tokenizer_config by a .json name, else jinja_file. errc::io_error when it cannot be
+// opened.
+base::result<source_kind> source_kind_of(const std::string& path);
+
 // The same from a parsed tokenizer_config.json.
 base::result<template_source> template_from_tokenizer_config(const json::value& config,
                                                              const load_options& options = {});
