@@ -641,24 +641,10 @@ void gateway::stop() {
 }
 
 gateway_stats gateway::stats() const {
-  const auto s = impl_->http->stats();
-  return {
-      .connections = s.connections,
-      .requests = s.requests,
-      .rejected_connections = s.rejected_connections,
-      .busy_responses = s.busy_responses,
-      .deadline_exceeded = s.deadline_exceeded,
-      .framing_errors = s.framing_errors,
-      .too_large = s.too_large,
-      .client_gone = s.client_gone,
-      .write_timeouts = s.write_timeouts,
-      .open_connections = s.open_connections,
-      .peak_open_connections = s.peak_open_connections,
-      .busy_workers = s.busy_workers,
-      .peak_busy_workers = s.peak_busy_workers,
-      .peak_queued = s.peak_queued,
-      .peak_request_bytes = s.peak_request_bytes,
-      .peak_stream_queued_bytes = impl_->peak_stream_queued_bytes.load(std::memory_order_relaxed)};
+  gateway_stats out;
+  static_cast<http::server_stats&>(out) = impl_->http->stats();
+  out.peak_stream_queued_bytes = impl_->peak_stream_queued_bytes.load(std::memory_order_relaxed);
+  return out;
 }
 
 }  // namespace chatpeg::server

@@ -20,6 +20,7 @@
 
 #include "chatpeg/base/result.h"
 #include "chatpeg/chat/template.h"
+#include "chatpeg/http/server.h"
 #include "chatpeg/response/response.h"
 #include "chatpeg/server/backend.h"
 
@@ -69,23 +70,10 @@ struct server_options {
   std::function<void(std::string_view line)> log_sink;
 };
 
-// What the connection limits did since the gateway was created (for tests and monitoring).
-struct gateway_stats {
-  std::uint64_t connections = 0;           // accepted
-  std::uint64_t requests = 0;              // complete requests read
-  std::uint64_t rejected_connections = 0;  // past max_connections or the per-client limit
-  std::uint64_t busy_responses = 0;        // 503: max_queued_requests were waiting
-  std::uint64_t deadline_exceeded = 0;     // requests not read within request_deadline (408)
-  std::uint64_t framing_errors = 0;        // requests refused for their HTTP framing
-  std::uint64_t too_large = 0;             // 413, 414, 431
-  std::uint64_t client_gone = 0;           // requests cancelled: the client went away
-  std::uint64_t write_timeouts = 0;        // responses given up on a client that did not read
-  std::size_t open_connections = 0;
-  std::size_t peak_open_connections = 0;
-  std::size_t busy_workers = 0;        // answering a request now
-  std::size_t peak_busy_workers = 0;   // at most threads
-  std::size_t peak_queued = 0;         // at most max_queued_requests
-  std::size_t peak_request_bytes = 0;  // read for one request: head + body limits at most
+// What the connection limits did since the gateway was created (for tests and monitoring):
+// the HTTP server's counters (busy_responses: max_queued_requests were waiting; peak_queued at
+// most max_queued_requests; peak_busy_workers at most threads), and the memory of streams.
+struct gateway_stats : http::server_stats {
   // Memory held for one streaming client that reads slower than the backend writes (backend
   // text and its per-piece overhead): at most stream_buffer_bytes + one backend piece (the
   // backend read waits beyond).
