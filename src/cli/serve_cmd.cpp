@@ -138,8 +138,9 @@ void add_limit_options(CLI::App& cmd, serve_args& args) {
             "complete requests waiting for a worker (0 = 4 x threads); more get 503");
   add_count(cmd, "--max-connections", so.max_connections, 1, 1u << 20,
             "open client connections; more get 503 and are closed");
-  add_count(cmd, "--max-connections-per-client", so.max_connections_per_client, 1, 1u << 20,
-            "open connections from one client address; more get 503 and are closed");
+  add_count(cmd, "--max-connections-per-client", so.max_connections_per_client, 0, 1u << 20,
+            "open connections from one client address (0 = no limit); more get 503 and are "
+            "closed");
   add_count(cmd, "--max-tools", so.request_limits.max_tools, 1, 1u << 20,
             "tools in one request (400 beyond)");
   add_count(cmd, "--max-schema-bytes", so.request_limits.max_schema_bytes, 64, 1u << 30,

@@ -45,9 +45,10 @@ class exchange_impl final : public exchange, public response_writer {
   const std::string& remote_address() const override { return item_.remote; }
   base::cancel_source& cancel() override { return item_.cancel; }
   std::chrono::steady_clock::time_point received_at() const override { return item_.received_at; }
+  std::any& context() override { return item_.context; }
 
   void respond(response r) override {
-    if (state_ != answer::none) return;
+    if (state_ != answer::none || item_.cancel.cancelled()) return;
     state_ = answer::whole;
     plan_ = plan_for(item_.req, item_.served_before, item_.peer_eof.load(), options_);
     if (asks_close(r.headers)) plan_.keep_alive = false;
@@ -59,7 +60,7 @@ class exchange_impl final : public exchange, public response_writer {
   response_writer& stream() override { return *this; }
 
   bool start(int status, const std::vector<header>& headers) override {
-    if (state_ != answer::none) return false;
+    if (state_ != answer::none || item_.cancel.cancelled()) return false;
     state_ = answer::streaming;
     plan_ = plan_for(item_.req, item_.served_before, item_.peer_eof.load(), options_);
     if (asks_close(headers)) plan_.keep_alive = false;
@@ -84,9 +85,10 @@ class exchange_impl final : public exchange, public response_writer {
     return true;
   }
 
-  // After the handler: a 500 when it answered nothing; whether the connection is reusable.
+  // After the handler: a 500 when it answered nothing (unless the request was cancelled: nobody
+  // waits for it); whether the connection is reusable.
   void end() {
-    if (state_ == answer::none) {
+    if (state_ == answer::none && !item_.cancel.cancelled()) {
       respond({.status = 500,
                .headers = {{"Content-Type", "text/plain"}},
                .body = "the handler did not answer\n"});

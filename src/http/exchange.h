@@ -22,6 +22,7 @@ struct server_counters {
   std::atomic<std::uint64_t> too_large{0};
   std::atomic<std::uint64_t> client_gone{0};
   std::atomic<std::uint64_t> write_timeouts{0};
+  std::atomic<std::uint64_t> accept_pauses{0};
   std::atomic<std::size_t> open_connections{0};
   std::atomic<std::size_t> peak_open_connections{0};
   std::atomic<std::size_t> busy_workers{0};
@@ -39,6 +40,7 @@ struct work_item {
   clock_type::time_point received_at;
   std::size_t served_before = 0;  // requests answered on this connection before this one
   base::cancel_source cancel;
+  std::any context;                   // the application's
   std::atomic<bool> peer_eof{false};  // the client shut down its sending side
   // Set by the worker.
   int status = 0;         // written status, 0 when nothing could be written

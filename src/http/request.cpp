@@ -372,6 +372,11 @@ std::size_t request_parser::read_line(std::string_view data) {
     line_.append(data);
     return added;
   }
+  const bool cr_before_lf = lf > 0 ? data[lf - 1] == '\r' : !line_.empty() && line_.back() == '\r';
+  if (!cr_before_lf && in_chunked_framing()) {
+    fail(400, "bare LF in chunked framing: chunk lines and trailers end with CRLF");
+    return added;
+  }
   std::string_view line = data.substr(0, lf);
   if (!line_.empty()) {
     line_.append(line);
@@ -382,6 +387,13 @@ std::size_t request_parser::read_line(std::string_view data) {
   line_.clear();
   method_read_ = false;  // an empty line before the request line: check the next one
   return added;
+}
+
+// A line of a chunked body's framing (chunk size, the CRLF after chunk data, trailers): only
+// the start line and header fields may end with a lone LF (RFC 9112 2.2).
+bool request_parser::in_chunked_framing() const {
+  return phase_ == phase::chunk_size || phase_ == phase::chunk_data_end ||
+         phase_ == phase::trailers;
 }
 
 // The method is a token up to the first space: a byte that cannot be part of it fails at once,

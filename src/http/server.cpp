@@ -1,10 +1,9 @@
 // The event loop of http::server (see server.h): one thread owns every connection while it is
 // idle, sending its request, or receiving a response the loop writes itself (inline routes,
 // errors, 503); workers own a connection only while they answer a complete request. Deadlines
-// are swept every 100 ms. While a worker answers, the loop watches the socket: when the client
-// shuts down its side, one TCP urgent byte is sent — a reader never sees it in its data (it is
-// out of band), but a client that closed its socket answers it with a reset, which cancels the
-// request, while one that only half-closed keeps reading and gets its response.
+// are swept every 100 ms. While a worker answers, the loop watches the socket: end of input or
+// an error from the client (it closed or shut down its side, or reset the connection) cancels
+// the request, as a reverse proxy treats a client that goes away in flight.
 #include "chatpeg/http/server.h"
 
 #include <arpa/inet.h>
@@ -13,6 +12,7 @@
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -39,6 +39,8 @@ constexpr std::size_t max_read_per_event = 256u << 10;  // fairness between busy
 constexpr milliseconds drain_time{1000};
 constexpr std::size_t max_drain_bytes = 256u << 10;
 constexpr milliseconds sweep_interval{100};
+// Out of descriptors, accepting waits this long before it tries again.
+constexpr milliseconds accept_pause{100};
 
 enum class phase : std::uint8_t { reading, working, writing, draining };
 
@@ -60,6 +62,7 @@ struct connection {
   bool close_after = false;
   std::size_t drained = 0;
   std::shared_ptr<detail::work_item> work;  // while a worker answers
+  std::any context;                         // the application's, for the current request
 
   explicit connection(const parse_limits& limits) : parser(limits) {}
 };
@@ -109,6 +112,8 @@ struct server::impl {
   int epoll_fd = -1;
   int wake_fd = -1;
   int bound_port = 0;
+  // While accepting is paused for lack of descriptors: when it resumes.
+  std::optional<clock_type::time_point> accept_resumes;
   std::atomic<bool> stopping{false};
   detail::server_counters counters;
 
@@ -173,14 +178,18 @@ struct server::impl {
                                SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
         if (errno == EINTR) continue;
-        return;  // EAGAIN, or out of descriptors until a connection closes
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          pause_accepting();
+        }
+        return;  // EAGAIN, or paused
       }
       counters.connections.fetch_add(1, std::memory_order_relaxed);
       std::string remote = address_text(addr);
       const auto known = per_client.find(remote);
       const std::size_t from_client = known == per_client.end() ? 0 : known->second;
       const bool over =
-          conns.size() >= o.max_connections || from_client >= o.max_connections_per_client;
+          conns.size() >= o.max_connections ||
+          (o.max_connections_per_client > 0 && from_client >= o.max_connections_per_client);
       if (over && conns.size() >= 2 * o.max_connections) {
         counters.rejected_connections.fetch_add(1, std::memory_order_relaxed);
         ::close(fd);  // far over the limit: not even a 503
@@ -203,11 +212,27 @@ struct server::impl {
     }
   }
 
+  // The listener stays ready while connections wait in its backlog: out of descriptors, it
+  // leaves epoll for accept_pause (a level-triggered listener would wake the loop at once).
+  void pause_accepting() {
+    counters.accept_pauses.fetch_add(1, std::memory_order_relaxed);
+    ::epoll_ctl(epoll_fd, EPOLL_CTL_DEL, listen_fd, nullptr);
+    accept_resumes = clock_type::now() + accept_pause;
+  }
+
+  void resume_accepting(clock_type::time_point now) {
+    if (!accept_resumes || now < *accept_resumes) return;
+    accept_resumes.reset();
+    epoll_event ev{.events = EPOLLIN, .data = {.fd = listen_fd}};
+    ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, listen_fd, &ev);
+  }
+
   // Over a connection limit: a 503, then the connection is drained and closed (briefly: a
   // rejected connection lives at most the drain time).
   void reject(connection& c) {
     counters.rejected_connections.fetch_add(1, std::memory_order_relaxed);
-    response r = on_error(503, "overloaded", "too many connections", nullptr);
+    std::any context;
+    response r = on_error(503, "overloaded", "too many connections", nullptr, context);
     r.headers.push_back({"Retry-After", "1"});
     answer(c, std::move(r), true, request{}, false);
   }
@@ -261,8 +286,10 @@ struct server::impl {
         if (e.status == 413 || e.status == 414 || e.status == 431) {
           counters.too_large.fetch_add(1, std::memory_order_relaxed);
         }
-        answer(c, on_error(e.status, error_code_of(e.status), e.message, &c.parser.current()), true,
-               c.parser.current());
+        answer(
+            c,
+            on_error(e.status, error_code_of(e.status), e.message, &c.parser.current(), c.context),
+            true, c.parser.current());
         return;
       }
       request req = c.parser.take();
@@ -289,7 +316,7 @@ struct server::impl {
 
   void dispatch(connection& c, request req) {
     if (on_loop) {
-      if (auto r = on_loop(req)) {
+      if (auto r = on_loop(req, c.context)) {
         answer(c, std::move(*r), false, req);
         return;
       }
@@ -300,6 +327,8 @@ struct server::impl {
     item->received_at = c.first_byte;
     item->served_before = c.served;
     item->peer_eof = c.peer_eof;
+    item->context = std::move(c.context);
+    c.context.reset();
     bool queued = false;
     {
       std::lock_guard lock(mutex);
@@ -312,7 +341,9 @@ struct server::impl {
     }
     if (!queued) {
       counters.busy_responses.fetch_add(1, std::memory_order_relaxed);
-      response r = on_error(503, "overloaded", "server busy: every worker is taken", &req);
+      response r =
+          on_error(503, "overloaded", "server busy: every worker is taken", &req, item->context);
+      c.context = std::move(item->context);
       r.headers.push_back({"Retry-After", "1"});
       answer(c, std::move(r), true, req);
       return;
@@ -321,24 +352,18 @@ struct server::impl {
     c.state = phase::working;
     cv.notify_one();
     // While the worker answers, only the client's end of input and errors matter here.
-    watch(c, EPOLLRDHUP);
-    if (c.peer_eof) probe(c);
+    if (c.peer_eof) {
+      client_gone(c);
+    } else {
+      watch(c, EPOLLRDHUP);
+    }
   }
 
   // ---- watching a connection a worker answers -----------------------------------------------
-  void probe(connection& c) {
+  // End of input or an error while the request is in flight: the client is gone.
+  void client_gone(connection& c) {
     c.peer_eof = true;
     c.work->peer_eof = true;
-    const char urgent = 0;
-    if (::send(c.fd, &urgent, 1, MSG_OOB | MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
-        (errno == EPIPE || errno == ECONNRESET)) {
-      client_gone(c);
-      return;
-    }
-    watch(c, 0);  // errors and hang-ups are still reported
-  }
-
-  void client_gone(connection& c) {
     unwatch(c);
     if (c.work && !c.work->cancel.cancelled()) {
       counters.client_gone.fetch_add(1, std::memory_order_relaxed);
@@ -347,11 +372,7 @@ struct server::impl {
   }
 
   void on_watch_event(connection& c, std::uint32_t events) {
-    if (events & (EPOLLERR | EPOLLHUP)) {
-      client_gone(c);
-    } else if (events & EPOLLRDHUP) {
-      probe(c);
-    }
+    if (events & (EPOLLERR | EPOLLHUP | EPOLLRDHUP)) client_gone(c);
   }
 
   // ---- answers written by the loop -----------------------------------------------------------
@@ -374,8 +395,10 @@ struct server::impl {
            .remote_address = c.remote,
            .status = r.status,
            .received_at = c.request_started ? c.first_byte : clock_type::now(),
-           .on_loop = true});
+           .on_loop = true,
+           .context = std::move(c.context)});
     }
+    c.context.reset();
     flush(c);
   }
 
@@ -470,7 +493,7 @@ struct server::impl {
         const std::string message = "request not received within the " +
                                     std::to_string(o.request_deadline.count() / 1000) +
                                     " s request deadline";
-        answer(c, on_error(408, "request_timeout", message, &c.parser.current()), true,
+        answer(c, on_error(408, "request_timeout", message, &c.parser.current(), c.context), true,
                c.parser.current());
       } else {
         close_connection(fd);  // idle past keep-alive, a stuck write, or the drain is over
@@ -523,7 +546,8 @@ struct server::impl {
              .remote_address = item->remote,
              .status = item->status,
              .received_at = item->received_at,
-             .on_loop = false});
+             .on_loop = false,
+             .context = std::move(item->context)});
       }
       {
         std::lock_guard lock(mutex);
@@ -587,6 +611,7 @@ base::status server::impl::run_loop() {
     }
     take_returned();
     const auto now = clock_type::now();
+    resume_accepting(now);
     if (now - last_sweep >= sweep_interval) {
       sweep(now);
       last_sweep = now;
@@ -614,6 +639,17 @@ void server::impl::shut_down() {
   for (int fd : fds) close_connection(fd);
 }
 
+std::size_t raise_descriptor_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  return static_cast<std::size_t>(limit.rlim_cur);
+}
+
 base::result<std::unique_ptr<server>> server::create(server_options options, handler on_request,
                                                      inline_handler on_loop, error_body on_error,
                                                      std::function<void(const completed&)> log) {
@@ -621,7 +657,7 @@ base::result<std::unique_ptr<server>> server::create(server_options options, han
     return base::make_error(base::errc::invalid_argument, "a request handler and an error body");
   }
   if (options.workers == 0 || options.max_connections == 0 ||
-      options.max_connections_per_client == 0 || options.keep_alive_max_requests == 0) {
+      options.keep_alive_max_requests == 0) {
     return base::make_error(base::errc::invalid_argument,
                             "workers and connection limits must be at least 1");
   }
@@ -713,6 +749,7 @@ server_stats server::stats() const {
           .too_large = c.too_large.load(relaxed),
           .client_gone = c.client_gone.load(relaxed),
           .write_timeouts = c.write_timeouts.load(relaxed),
+          .accept_pauses = c.accept_pauses.load(relaxed),
           .open_connections = c.open_connections.load(relaxed),
           .peak_open_connections = c.peak_open_connections.load(relaxed),
           .busy_workers = c.busy_workers.load(relaxed),

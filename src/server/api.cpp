@@ -21,8 +21,8 @@ class chat_chunks final : public event_writer {
   std::string start() override {
     return data_line(chunk_json(meta_, {{"role", "assistant"}}, std::nullopt));
   }
-  std::string delta(const json::value& d) override {
-    return data_line(chunk_json(meta_, d, std::nullopt));
+  std::string delta(const stream::delta_view& d) override {
+    return data_line(chunk_json(meta_, d.to_json(), std::nullopt));
   }
   std::string finish(const answer_end& end) override {
     std::string out = data_line(chunk_json(meta_, json::value::object(), end.reason));
@@ -38,12 +38,6 @@ class chat_chunks final : public event_writer {
 };
 
 }  // namespace
-
-api_kind api_of_path(std::string_view path) {
-  if (path.rfind("/v1/messages", 0) == 0) return api_kind::anthropic_messages;
-  if (path == "/v1/responses") return api_kind::responses;
-  return api_kind::chat_completions;
-}
 
 json::value error_json(api_kind api, const openai_error& e) {
   return api == api_kind::anthropic_messages ? anthropic_error_json(e) : e.to_json();

@@ -1,8 +1,8 @@
 // The APIs the gateway speaks, each a translator in and a serializer out around one pipeline:
 // Chat Completions, Anthropic's Messages and OpenAI's Responses. This header holds what the
-// gateway needs to answer in a request's API: which API a path speaks, its error shape, its
-// whole answer and its stream events (a writer per streamed response). Internal to the server
-// module.
+// gateway needs to answer in a request's API (routes.h says which API a path speaks): its error
+// shape, its whole answer and its stream events (a writer per streamed response). Internal to
+// the server module.
 #pragma once
 
 #include <cstdint>
@@ -21,9 +21,6 @@ namespace chatpeg::server::detail {
 
 enum class api_kind : std::uint8_t { chat_completions, anthropic_messages, responses };
 
-// /v1/messages... → Messages, /v1/responses → Responses, anything else → Chat Completions.
-api_kind api_of_path(std::string_view path);
-
 // The error object in the API's shape.
 json::value error_json(api_kind api, const openai_error& e);
 
@@ -39,12 +36,13 @@ struct answer_end {
 json::value answer_json(api_kind api, const response_meta& meta, const chat::message& m,
                         const answer_end& end);
 
-// A streamed answer's bytes, from the pipeline's OpenAI-shaped deltas (choices[0].delta).
+// A streamed answer's bytes, from the pipeline's typed deltas (views into the stream's buffers,
+// read during the call only).
 class event_writer {
  public:
   virtual ~event_writer() = default;
   virtual std::string start() = 0;
-  virtual std::string delta(const json::value& d) = 0;
+  virtual std::string delta(const stream::delta_view& d) = 0;
   virtual std::string finish(const answer_end& end) = 0;
   // The backend failed after the stream started: the stream's last bytes.
   virtual std::string error(const openai_error& e) = 0;

@@ -22,6 +22,7 @@
 #include "metrics.h"
 #include "pipeline.h"
 #include "responses_api.h"
+#include "routes.h"
 
 namespace chatpeg::server {
 
@@ -31,10 +32,11 @@ using clock_type = std::chrono::steady_clock;
 
 using detail::api_kind;
 
-// Per-request facts for the log line and /metrics. A worker's handler and the log call after
-// it run on the same thread, as do the loop's answers and their log calls: a thread_local
-// carries them.
-struct request_stats {
+// One request's context: its route and API, and the facts its handlers gather for the log line
+// and /metrics. It lives in the request's http context (std::any), handed from the loop's
+// handler to the worker's and on to the log call, so no handler needs a thread of its own.
+struct request_context {
+  const detail::route* route = nullptr;  // nullptr: no route for the path
   std::optional<std::int64_t> prompt_tokens;
   std::optional<std::int64_t> completion_tokens;
   std::string note;                                   // warning or error summary
@@ -44,7 +46,13 @@ struct request_stats {
   std::optional<backend_errc> backend_error;
   api_kind api = api_kind::chat_completions;
 };
-thread_local request_stats current_stats;
+
+// The request's context, made on first use.
+request_context& context_of(std::any& context, std::string_view path) {
+  if (auto* ctx = std::any_cast<request_context>(&context)) return *ctx;
+  return context.emplace<request_context>(
+      request_context{.route = detail::find_route(path), .api = detail::api_of_path(path)});
+}
 
 http::response json_response(int status, const json::value& v) {
   return {
@@ -52,9 +60,9 @@ http::response json_response(int status, const json::value& v) {
 }
 
 // An error in the shape of the request's API.
-http::response error_response(const detail::openai_error& e) {
-  current_stats.note = e.message;
-  return json_response(e.status, detail::error_json(current_stats.api, e));
+http::response error_response(request_context& ctx, const detail::openai_error& e) {
+  ctx.note = e.message;
+  return json_response(e.status, detail::error_json(ctx.api, e));
 }
 
 // Token ids for session feed: one per byte, -1 where a token continues. Only exact when the
@@ -142,14 +150,16 @@ struct gateway::impl {
 
   // ---- the end of a request: metrics, then the log line ------------------------------------
   void finish_request(const http::completed& c) {
-    const auto& s = current_stats;
+    const request_context none;
+    const auto* ctx = std::any_cast<request_context>(&c.context);
+    const auto& s = ctx != nullptr ? *ctx : none;
     const auto now = clock_type::now();
     const auto seconds = [&](clock_type::time_point t) {
       return std::chrono::duration<double>(t - c.received_at).count();
     };
     if (c.on_loop) metrics.request_started();  // answered at once: started and finished
     metrics.request_finished(
-        {.path = c.path,
+        {.endpoint = detail::metrics_label(c.path),
          .status = c.status,
          .seconds = seconds(now),
          .first_delta_seconds =
@@ -162,13 +172,11 @@ struct gateway::impl {
                           *s.backend_error != backend_errc::deadline,
          .backend_timeout = s.backend_error == backend_errc::timeout ||
                             s.backend_error == backend_errc::deadline});
-    log_line(c, std::chrono::duration<double, std::milli>(now - c.received_at).count());
-    current_stats = request_stats{};
+    log_line(c, s, std::chrono::duration<double, std::milli>(now - c.received_at).count());
   }
 
-  void log_line(const http::completed& c, double ms) const {
+  void log_line(const http::completed& c, const request_context& s, double ms) const {
     if (options.server.log == log_format::none) return;
-    const auto& s = current_stats;
     std::string line;
     if (options.server.log == log_format::json) {
       json::value v = json::value::object();
@@ -202,94 +210,106 @@ struct gateway::impl {
   // ---- requests answered by the loop ------------------------------------------------------------
   // The error body of a request the server refuses itself (framing, 408, 503).
   http::response error_body(int status, std::string_view code, std::string_view message,
-                            const http::request* partial) {
-    current_stats = request_stats{};
-    if (partial != nullptr) current_stats.api = detail::api_of_path(partial->path);
+                            const http::request* partial, std::any& context) {
+    auto& ctx = context_of(context, partial != nullptr ? partial->path : std::string_view());
     http::response r = error_response(
-        detail::openai_error{.status = status,
-                             .message = std::string(message),
-                             .type = status >= 500 ? "server_error" : "invalid_request_error",
-                             .code = std::string(code)});
+        ctx, detail::openai_error{.status = status,
+                                  .message = std::string(message),
+                                  .type = status >= 500 ? "server_error" : "invalid_request_error",
+                                  .code = std::string(code)});
     if (status != 503) r.headers.push_back({"Connection", "close"});
     return r;
   }
 
-  // Whether the request may be served: no keys configured, /health, or one of the keys.
-  bool authorized(const http::request& req) const {
+  // Whether the request may be served: no keys configured, an open route, or one of the keys.
+  bool authorized(const http::request& req, const request_context& ctx) const {
     const auto& keys = options.server.api_keys;
-    if (keys.empty() || req.path == "/health") return true;
+    if (keys.empty() || (ctx.route != nullptr && ctx.route->open)) return true;
     const std::string* auth = req.find("Authorization");
     const std::string* x_key = req.find("x-api-key");
     return detail::key_matches(keys, detail::presented_key(auth ? *auth : "", x_key ? *x_key : ""));
   }
 
-  static bool is_worker_route(std::string_view path) {
-    for (std::string_view p : {"/v1/chat/completions", "/chat/completions", "/v1/chat/prepare",
-                               "/v1/messages", "/v1/responses", "/v1/messages/count_tokens"}) {
-      if (path == p) return true;
-    }
-    return false;
-  }
-
   // Answers on the loop: the cheap GET routes, 401 and 404; nullopt hands the request to a
-  // worker (a POST to a chat route).
-  std::optional<http::response> inline_route(const http::request& req) {
-    current_stats = request_stats{.api = detail::api_of_path(req.path)};
-    if (!authorized(req)) {
-      http::response r = error_response(detail::openai_error{
-          .status = 401,
-          .message = "missing or wrong API key: send it as \"Authorization: Bearer KEY\" or "
-                     "\"x-api-key: KEY\"",
-          .code = "invalid_api_key"});
+  // worker (a POST route).
+  std::optional<http::response> inline_route(const http::request& req, std::any& context) {
+    auto& ctx = context_of(context, req.path);
+    if (!authorized(req, ctx)) {
+      http::response r = error_response(
+          ctx,
+          detail::openai_error{
+              .status = 401,
+              .message = "missing or wrong API key: send it as \"Authorization: Bearer KEY\" or "
+                         "\"x-api-key: KEY\"",
+              .code = "invalid_api_key"});
       r.headers.push_back({"WWW-Authenticate", "Bearer"});
       return r;
     }
-    const bool get = req.method == "GET" || req.method == "HEAD";
-    if (req.method == "POST" && is_worker_route(req.path)) return std::nullopt;
-    if (get && req.path == "/health") {
-      return json_response(200,
-                           {{"status", "ok"},
-                            {"pipeline", detail::pipeline_description(options.response_template)}});
-    }
-    if (get && req.path == "/v1/models") {
-      json::value model = {{"id", options.server.model_name},
-                           {"object", "model"},
-                           {"created", detail::new_response_meta("").created},
-                           {"owned_by", "chatpeg"}};
-      return json_response(200, {{"object", "list"}, {"data", json::value::array({model})}});
-    }
-    if (get && req.path == "/metrics" && options.server.metrics) {
-      return http::response{
-          .status = 200,
-          .headers = {{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"}},
-          .body = metrics.render()};
+    const detail::route* route = ctx.route;
+    if (route != nullptr && detail::method_matches(*route, req.method)) {
+      switch (route->handler) {
+        case detail::route_handler::health:
+          return json_response(
+              200, {{"status", "ok"},
+                    {"pipeline", detail::pipeline_description(options.response_template)}});
+        case detail::route_handler::models: {
+          json::value model = {{"id", options.server.model_name},
+                               {"object", "model"},
+                               {"created", detail::new_response_meta("").created},
+                               {"owned_by", "chatpeg"}};
+          return json_response(200, {{"object", "list"}, {"data", json::value::array({model})}});
+        }
+        case detail::route_handler::metrics:
+          if (!options.server.metrics) break;
+          return http::response{
+              .status = 200,
+              .headers = {{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"}},
+              .body = metrics.render()};
+        default:
+          return std::nullopt;  // the POST routes run on a worker
+      }
     }
     return error_response(
-        detail::openai_error{.status = 404,
-                             .message = "no route for " + req.method + " " + req.path,
-                             .code = "not_found"});
+        ctx, detail::openai_error{.status = 404,
+                                  .message = "no route for " + req.method + " " + req.path,
+                                  .code = "not_found"});
   }
 
-  // ---- requests answered by a worker
-  // --------------------------------------------------------------
+  // ---- requests answered by a worker -------------------------------------------------------
+  static request_context& ctx_of(http::exchange& ex) {
+    return context_of(ex.context(), ex.req().path);
+  }
+
+  // Answers with an error in the request's API.
+  static void respond_error(http::exchange& ex, const detail::openai_error& e) {
+    ex.respond(error_response(ctx_of(ex), e));
+  }
+
+  // Runs the handler of the request's route (the inline handler hands over POST routes only).
   void on_request(http::exchange& ex) {
-    const auto& req = ex.req();
-    current_stats = request_stats{.api = detail::api_of_path(req.path)};
+    const auto& ctx = ctx_of(ex);
     metrics.request_started();
     if (ex.cancel().cancelled()) return;  // the client left while the request waited
-    const std::string_view body = req.body;
-    if (req.path == "/v1/chat/prepare") return handle_prepare(body, ex);
-    if (req.path == "/v1/messages") return handle_messages(body, ex);
-    if (req.path == "/v1/responses") return handle_responses(body, ex);
-    if (req.path == "/v1/messages/count_tokens") return handle_count_tokens(body, ex);
-    handle_chat(body, ex);
+    const std::string_view body = ex.req().body;
+    switch (ctx.route != nullptr ? ctx.route->handler : detail::route_handler::chat) {
+      case detail::route_handler::prepare:
+        return handle_prepare(body, ex);
+      case detail::route_handler::messages:
+        return handle_messages(body, ex);
+      case detail::route_handler::responses:
+        return handle_responses(body, ex);
+      case detail::route_handler::count_tokens:
+        return handle_count_tokens(body, ex);
+      default:
+        return handle_chat(body, ex);
+    }
   }
 
   // Parses and prepares a chat body; false after answering with an error.
   bool prepare(std::string_view body, http::exchange& ex, detail::chat_call& call,
                std::optional<chat::prepared>& prepared) {
     if (auto e = detail::parse_chat_body(body, call)) {
-      ex.respond(error_response(*e));
+      respond_error(ex, *e);
       return false;
     }
     return prepare_call(ex, call, prepared);
@@ -301,17 +321,17 @@ struct gateway::impl {
                           detail::chat_call& call, std::optional<chat::prepared>& prepared) {
     auto parsed = json::parse(body);
     if (!parsed) {
-      ex.respond(error_response(
-          detail::openai_error{.message = "invalid JSON body: " + parsed.error().to_string()}));
+      respond_error(
+          ex, detail::openai_error{.message = "invalid JSON body: " + parsed.error().to_string()});
       return false;
     }
     json::value chat;
     if (auto e = translate(*parsed, chat)) {
-      ex.respond(error_response(*e));
+      respond_error(ex, *e);
       return false;
     }
     if (auto e = detail::parse_chat_json(chat, call)) {
-      ex.respond(error_response(*e));
+      respond_error(ex, *e);
       return false;
     }
     return prepare_call(ex, call, prepared);
@@ -320,12 +340,12 @@ struct gateway::impl {
   bool prepare_call(http::exchange& ex, detail::chat_call& call,
                     std::optional<chat::prepared>& prepared) {
     if (auto st = chat::check_request_limits(call.request, options.server.request_limits); !st) {
-      ex.respond(error_response(detail::error_from(st.error())));
+      respond_error(ex, detail::error_from(st.error()));
       return false;
     }
     auto p = detail::prepare_request(*tmpl, call.request, options.response_template);
     if (!p) {
-      ex.respond(error_response(detail::error_from(p.error())));
+      respond_error(ex, detail::error_from(p.error()));
       return false;
     }
     detail::apply_prepared(*p, call.params);
@@ -371,7 +391,7 @@ struct gateway::impl {
     if (t.error) {
       auto e = detail::error_from(*t.error);
       e.message = "the backend cannot count tokens (" + t.error->message + ")";
-      ex.respond(error_response(e));
+      respond_error(ex, e);
       return;
     }
     ex.respond(json_response(200, {{"input_tokens", t.tokens.size()}}));
@@ -397,18 +417,18 @@ struct gateway::impl {
   }
 
   // What a finished response tells the log and /metrics.
-  static void note_finish(const detail::stream_finish& fin) {
+  static void note_finish(request_context& ctx, const detail::stream_finish& fin) {
     if (!fin.warning.empty()) {
-      current_stats.note = fin.warning;
-      current_stats.parse_fallback = true;
+      ctx.note = fin.warning;
+      ctx.parse_fallback = true;
     }
-    current_stats.tool_calls = static_cast<std::int64_t>(fin.message.tool_calls.size());
+    ctx.tool_calls = static_cast<std::int64_t>(fin.message.tool_calls.size());
   }
 
   // A backend failure: its error answer, noted for the log and /metrics.
-  static http::response backend_failure(const backend_error& e) {
-    current_stats.backend_error = e.code;
-    return error_response(detail::error_from(e));
+  static http::response backend_failure(request_context& ctx, const backend_error& e) {
+    ctx.backend_error = e.code;
+    return error_response(ctx, detail::error_from(e));
   }
 
   void complete_chat(http::exchange& ex, const detail::chat_call& call,
@@ -422,21 +442,22 @@ struct gateway::impl {
           return true;
         },
         &ex.cancel());
+    auto& ctx = ctx_of(ex);
     if (!outcome.ok()) {
-      ex.respond(backend_failure(*outcome.error));
+      ex.respond(backend_failure(ctx, *outcome.error));
       return;
     }
     auto fin = rs->finish(outcome.done.stop == stop_kind::limit);
-    note_finish(fin);
+    note_finish(ctx, fin);
     const detail::usage u{.prompt_tokens = outcome.done.tokens_evaluated.value_or(0),
                           .completion_tokens = outcome.done.tokens_predicted.value_or(0)};
-    current_stats.prompt_tokens = u.prompt_tokens;
-    current_stats.completion_tokens = u.completion_tokens;
+    ctx.prompt_tokens = u.prompt_tokens;
+    ctx.completion_tokens = u.completion_tokens;
     const auto meta = detail::new_response_meta(options.server.model_name);
     const detail::answer_end end{.reason = fin.reason,
                                  .stop_sequence = detail::matched_stop_sequence(call, outcome.done),
                                  .u = u};
-    ex.respond(json_response(200, detail::answer_json(current_stats.api, meta, fin.message, end)));
+    ex.respond(json_response(200, detail::answer_json(ctx.api, meta, fin.message, end)));
   }
 
   // Reads the backend on a helper thread into the job's queue: the reader waits while the
@@ -479,7 +500,8 @@ struct gateway::impl {
   void stream_chat(http::exchange& ex, detail::chat_call call, chat::prepared prepared,
                    std::vector<special_token> specials) {
     auto job = std::make_unique<stream_job>(ex.cancel());
-    job->api = current_stats.api;
+    auto& ctx = ctx_of(ex);
+    job->api = ctx.api;
     job->prepared = std::move(prepared);
     job->specials = std::move(specials);
     job->reader = reader(call);
@@ -497,7 +519,7 @@ struct gateway::impl {
           lock, [&] { return !job->chunks.empty() || job->finished || job->cancel.cancelled(); });
       if (job->chunks.empty() && !job->finished) return;  // cancelled: nobody to answer
       if (job->chunks.empty() && !job->outcome.ok()) {
-        const auto failure = backend_failure(*job->outcome.error);
+        const auto failure = backend_failure(ctx, *job->outcome.error);
         lock.unlock();
         job->join();
         ex.respond(failure);
@@ -506,20 +528,20 @@ struct gateway::impl {
     }
     auto& writer = ex.stream();
     if (writer.start(200, {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"}})) {
-      write_stream(*job, writer);
+      write_stream(*job, writer, ctx);
     }
     job->stop_worker("the response stream ended");
   }
 
   // The stream in the shape of the request's API (its event writer), from the same deltas.
-  static void write_stream(stream_job& job, http::response_writer& out) {
+  static void write_stream(stream_job& job, http::response_writer& out, request_context& ctx) {
     auto events = detail::make_event_writer(job.api, job.meta);
     auto write = [&](const std::string& s) { return s.empty() || out.write(s); };
-    auto write_deltas = [&](const auto& deltas) {  // deltas or views: the same JSON
+    auto write_deltas = [&](std::span<const stream::delta_view> deltas) {
       for (const auto& d : deltas) {
         if (d.empty()) continue;
-        if (!current_stats.first_delta) current_stats.first_delta = clock_type::now();
-        if (!write(events->delta(d.to_json()))) return false;
+        if (!ctx.first_delta) ctx.first_delta = clock_type::now();
+        if (!write(events->delta(d))) return false;
       }
       return true;
     };
@@ -545,19 +567,22 @@ struct gateway::impl {
       local.clear();
     }
     if (!job.outcome.ok()) {  // failed after streaming started: error event, clean end
-      current_stats.backend_error = job.outcome.error->code;
+      ctx.backend_error = job.outcome.error->code;
       const auto err = detail::error_from(*job.outcome.error);
-      current_stats.note = err.message;
+      ctx.note = err.message;
       if (write(events->error(err))) out.finish();
       return;
     }
     auto fin = rs->finish(job.outcome.done.stop == stop_kind::limit);
-    note_finish(fin);
-    if (!write_deltas(fin.deltas)) return;
+    note_finish(ctx, fin);
+    std::vector<stream::delta_view> views;
+    std::vector<stream::tool_call_delta_view> calls;
+    stream::views_of(fin.deltas, views, calls);
+    if (!write_deltas(views)) return;
     const detail::usage u{.prompt_tokens = job.outcome.done.tokens_evaluated.value_or(0),
                           .completion_tokens = job.outcome.done.tokens_predicted.value_or(0)};
-    current_stats.prompt_tokens = u.prompt_tokens;
-    current_stats.completion_tokens = u.completion_tokens;
+    ctx.prompt_tokens = u.prompt_tokens;
+    ctx.completion_tokens = u.completion_tokens;
     const detail::answer_end end{
         .reason = fin.reason,
         .stop_sequence = detail::matched_stop_sequence(job.call, job.outcome.done),
@@ -587,9 +612,10 @@ struct gateway::impl {
     ho.keep_alive_max_requests = so.keep_alive_max_requests;
     auto s = http::server::create(
         std::move(ho), [this](http::exchange& ex) { on_request(ex); },
-        [this](const http::request& req) { return inline_route(req); },
+        [this](const http::request& req, std::any& context) { return inline_route(req, context); },
         [this](int status, std::string_view code, std::string_view message,
-               const http::request* partial) { return error_body(status, code, message, partial); },
+               const http::request* partial,
+               std::any& context) { return error_body(status, code, message, partial, context); },
         [this](const http::completed& c) { finish_request(c); });
     if (!s) return std::move(s).error();
     http = std::move(*s);
@@ -625,6 +651,7 @@ base::result<std::unique_ptr<gateway>> gateway::create(
 gateway::~gateway() = default;
 
 base::status gateway::bind() {
+  http::raise_descriptor_limit();  // two descriptors per stream: the client's and the backend's
   return impl_->http->bind();
 }
 

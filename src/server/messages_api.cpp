@@ -371,41 +371,33 @@ std::string anthropic_events::open(block kind, json::value content_block) {
                                                  {"content_block", std::move(content_block)}});
 }
 
-std::string anthropic_events::delta(const json::value& d) {
+std::string anthropic_events::delta(const stream::delta_view& d) {
   std::string out;
   const auto block_delta = [&](json::value delta) {
     out += named_sse(
         "content_block_delta",
         {{"type", "content_block_delta"}, {"index", index_}, {"delta", std::move(delta)}});
   };
-  if (const auto r = d.find("reasoning_content"); r != d.end() && r->is_string() && !r->empty()) {
+  if (!d.reasoning_content.empty()) {
     if (open_ != block::thinking)
       out += open(block::thinking, {{"type", "thinking"}, {"thinking", ""}});
-    block_delta({{"type", "thinking_delta"}, {"thinking", *r}});
+    block_delta({{"type", "thinking_delta"}, {"thinking", d.reasoning_content}});
   }
-  if (const auto c = d.find("content"); c != d.end() && c->is_string() && !c->empty()) {
+  if (!d.content.empty()) {
     if (open_ != block::text) out += open(block::text, {{"type", "text"}, {"text", ""}});
-    block_delta({{"type", "text_delta"}, {"text", *c}});
+    block_delta({{"type", "text_delta"}, {"text", d.content}});
   }
-  if (const auto calls = d.find("tool_calls"); calls != d.end() && calls->is_array()) {
-    for (const auto& call : *calls) {
-      const auto idx = call.find("index");
-      const std::int64_t index =
-          idx != call.end() && idx->is_number_integer() ? idx->get<std::int64_t>() : 0;
-      const json::value fn = call.contains("function") ? call["function"] : json::value::object();
-      if (call.contains("id") || fn.contains("name")) {
-        if (!(open_ == block::tool && tool_index_ == index)) {
-          out += open(block::tool, {{"type", "tool_use"},
-                                    {"id", string_or(call, "id")},
-                                    {"name", string_or(fn, "name")},
-                                    {"input", json::value::object()}});
-          tool_index_ = index;
-        }
-      }
-      const std::string args = string_or(fn, "arguments");
-      if (!args.empty() && open_ == block::tool) {
-        block_delta({{"type", "input_json_delta"}, {"partial_json", args}});
-      }
+  for (const auto& call : d.tool_calls) {
+    const auto index = static_cast<std::int64_t>(call.index);
+    if ((call.id || call.name) && !(open_ == block::tool && tool_index_ == index)) {
+      out += open(block::tool, {{"type", "tool_use"},
+                                {"id", call.id.value_or("")},
+                                {"name", call.name.value_or("")},
+                                {"input", json::value::object()}});
+      tool_index_ = index;
+    }
+    if (!call.arguments.empty() && open_ == block::tool) {
+      block_delta({{"type", "input_json_delta"}, {"partial_json", call.arguments}});
     }
   }
   return out;

@@ -42,7 +42,7 @@ class anthropic_events final : public event_writer {
  public:
   explicit anthropic_events(response_meta meta) : meta_(std::move(meta)) {}
   std::string start() override;
-  std::string delta(const json::value& d) override;  // choices[0].delta
+  std::string delta(const stream::delta_view& d) override;
   std::string finish(const answer_end& end) override;
   std::string error(const openai_error& e) override;
 

@@ -6,10 +6,6 @@
 namespace chatpeg::server::detail {
 namespace {
 
-constexpr std::string_view routes[] = {
-    "/v1/chat/completions", "/chat/completions", "/v1/chat/prepare",
-    "/v1/models",           "/health",           "/metrics"};
-
 std::string number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", v);
@@ -58,17 +54,11 @@ void histogram::write(std::string& out, std::string_view name) const {
   out += "_count " + std::to_string(count_) + '\n';
 }
 
-std::string_view metrics::endpoint_of(std::string_view path) {
-  for (const auto r : routes)
-    if (r == path) return r;
-  return "other";
-}
-
 void metrics::request_finished(const request_record& r) {
   in_flight_.fetch_sub(1, std::memory_order_relaxed);
   {
     std::lock_guard lock(mutex_);
-    ++requests_[{std::string(endpoint_of(r.path)), r.status}];
+    ++requests_[{std::string(r.endpoint), r.status}];
     latency_.observe(r.seconds);
     if (r.first_delta_seconds) first_delta_.observe(*r.first_delta_seconds);
   }

@@ -3,8 +3,7 @@
 // completion tokens, tool calls, parse fallbacks (model output that stopped matching), backend
 // errors and timeouts, requests in flight. One instance per gateway, updated from every worker
 // thread (a mutex for the labelled counters and histograms, atomics for the rest). Endpoint
-// labels are the gateway's routes; any other path counts as "other", so a client cannot grow
-// the label set. Internal to the server module.
+// labels come from the route table (routes.h). Internal to the server module.
 #pragma once
 
 #include <array>
@@ -36,7 +35,7 @@ class histogram {
 
 // What one finished request contributes.
 struct request_record {
-  std::string_view path;
+  std::string_view endpoint;  // the route's label (routes.h), "other" for any other path
   int status = 0;
   double seconds = 0;
   std::optional<double> first_delta_seconds;  // streaming: time to the first delta sent
@@ -54,9 +53,6 @@ class metrics {
   void request_finished(const request_record& r);
   // The exposition text (Content-Type: text/plain; version=0.0.4).
   std::string render() const;
-
-  // The endpoint label of a path: a gateway route, else "other".
-  static std::string_view endpoint_of(std::string_view path);
 
  private:
   mutable std::mutex mutex_;

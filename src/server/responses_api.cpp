@@ -360,26 +360,26 @@ std::string response_events::open(item kind, json::value added) {
   return out;
 }
 
-std::string response_events::delta(const json::value& d) {
+std::string response_events::delta(const stream::delta_view& d) {
   std::string out;
   const auto index = [&] { return static_cast<std::int64_t>(output_.size()); };
-  const auto text_delta = [&](std::string_view type, const std::string& piece) {
+  const auto text_delta = [&](std::string_view type, std::string_view piece) {
     text_ += piece;
     out += event(type, {{"item_id", current_["id"]},
                         {"output_index", index()},
                         {"content_index", 0},
                         {"delta", piece}});
   };
-  if (const auto r = d.find("reasoning_content"); r != d.end() && r->is_string() && !r->empty()) {
+  if (!d.reasoning_content.empty()) {
     if (open_ != item::reasoning) {
       json::value added = reasoning_item(meta_, "");
       added["content"] = json::value::array();
       added["id"] = "rs_" + suffix(meta_) + "_" + std::to_string(output_.size());
       out += open(item::reasoning, std::move(added));
     }
-    text_delta("response.reasoning_text.delta", r->get<std::string>());
+    text_delta("response.reasoning_text.delta", d.reasoning_content);
   }
-  if (const auto c = d.find("content"); c != d.end() && c->is_string() && !c->empty()) {
+  if (!d.content.empty()) {
     if (open_ != item::message) {
       json::value added = message_item(meta_, "");
       added["content"] = json::value::array();
@@ -387,27 +387,22 @@ std::string response_events::delta(const json::value& d) {
       added["id"] = "msg_" + suffix(meta_) + "_" + std::to_string(output_.size());
       out += open(item::message, std::move(added));
     }
-    text_delta("response.output_text.delta", c->get<std::string>());
+    text_delta("response.output_text.delta", d.content);
   }
-  if (const auto calls = d.find("tool_calls"); calls != d.end() && calls->is_array()) {
-    for (const auto& call : *calls) {
-      const auto idx = call.find("index");
-      const std::int64_t i =
-          idx != call.end() && idx->is_number_integer() ? idx->get<std::int64_t>() : 0;
-      const json::value fn = call.contains("function") ? call["function"] : json::value::object();
-      if ((call.contains("id") || fn.contains("name")) &&
-          !(open_ == item::call && call_index_ == i)) {
-        json::value added = call_item(string_or(call, "id"), string_or(fn, "name"), "");
-        added["status"] = "in_progress";
-        out += open(item::call, std::move(added));
-        call_index_ = i;
-      }
-      const std::string args = string_or(fn, "arguments");
-      if (!args.empty() && open_ == item::call) {
-        text_ += args;
-        out += event("response.function_call_arguments.delta",
-                     {{"item_id", current_["id"]}, {"output_index", index()}, {"delta", args}});
-      }
+  for (const auto& call : d.tool_calls) {
+    const auto i = static_cast<std::int64_t>(call.index);
+    if ((call.id || call.name) && !(open_ == item::call && call_index_ == i)) {
+      json::value added =
+          call_item(std::string(call.id.value_or("")), std::string(call.name.value_or("")), "");
+      added["status"] = "in_progress";
+      out += open(item::call, std::move(added));
+      call_index_ = i;
+    }
+    if (!call.arguments.empty() && open_ == item::call) {
+      text_ += call.arguments;
+      out += event(
+          "response.function_call_arguments.delta",
+          {{"item_id", current_["id"]}, {"output_index", index()}, {"delta", call.arguments}});
     }
   }
   return out;

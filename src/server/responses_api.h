@@ -31,7 +31,7 @@ class response_events final : public event_writer {
  public:
   explicit response_events(response_meta meta) : meta_(std::move(meta)) {}
   std::string start() override;
-  std::string delta(const json::value& d) override;
+  std::string delta(const stream::delta_view& d) override;
   std::string finish(const answer_end& end) override;
   std::string error(const openai_error& e) override;
 

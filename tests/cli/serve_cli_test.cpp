@@ -199,7 +199,7 @@ TEST_F(serve_cli, bad_values_are_usage_errors_naming_the_flag) {
       {{"--write-timeout", "-1"}, "--write-timeout"},
       {{"--request-deadline", "soon"}, "--request-deadline"},
       {{"--keep-alive-max", "0"}, "--keep-alive-max"},
-      {{"--max-connections-per-client", "0"}, "--max-connections-per-client"},
+      {{"--max-connections-per-client", "-1"}, "--max-connections-per-client"},
       {{"--max-tools", "0"}, "--max-tools"},
       {{"--max-schema-depth", "65"}, "--max-schema-depth"},
       {{"--backend-timeout", "0"}, "--backend-timeout"},

@@ -3,6 +3,7 @@
 // requests are made (content, a streamed tool call, a parse fallback, a bad request, a backend
 // failure), read back from the Prometheus text.
 #include "server/metrics.h"
+#include "server/routes.h"
 
 #include <gtest/gtest.h>
 
@@ -45,16 +46,50 @@ TEST(Metrics, HistogramBucketsAreCumulative) {
 }
 
 TEST(Metrics, EndpointLabelsAreTheRoutesElseOther) {
-  const std::vector<std::pair<const char*, const char*>> rows = {
-      {"/v1/chat/completions", "/v1/chat/completions"},
-      {"/chat/completions", "/chat/completions"},
-      {"/v1/models", "/v1/models"},
-      {"/metrics", "/metrics"},
-      {"/v1/chat/completions/x", "other"},
-      {"/random-path-1234", "other"},
-      {"", "other"},
-  };
-  for (const auto& [path, label] : rows) EXPECT_EQ(detail::metrics::endpoint_of(path), label);
+  for (const auto& r : detail::routes) EXPECT_EQ(detail::metrics_label(r.path), r.label) << r.path;
+  for (const char* path : {"/v1/chat/completions/x", "/v1/messages/x", "/random-path-1234", ""}) {
+    EXPECT_EQ(detail::metrics_label(path), "other") << path;
+  }
+}
+
+// Every route counts under its own label, end to end: one request per row of the route table
+// (a GET, or a POST with a body each route refuses or answers), then /metrics read back.
+TEST(Metrics, EveryRouteCountsUnderItsOwnLabel) {
+  gateway_harness h(testing::hermes_template, backend_type::llamacpp, {.metrics = true});
+  h.backend.reply_with(scripted_reply{.chunks = {"a"}});
+  std::map<std::string, int> status_of_label;
+  for (const auto& r : detail::routes) {
+    auto c = h.client();
+    const auto res = r.method == "GET"
+                         ? c.Get(std::string(r.path))
+                         : c.Post(std::string(r.path),
+                                  R"({"model":"m","max_tokens":8,"messages":[{"role":"user",)"
+                                  R"("content":"hi"}],"input":"hi"})",
+                                  "application/json");
+    ASSERT_TRUE(res) << r.path;
+    status_of_label[std::string(r.label)] = res->status;
+  }
+  auto c = h.client();
+  std::map<std::string, double> m;
+  for (int attempt = 0; attempt < 500; ++attempt) {  // each is recorded when its response ends
+    auto r = c.Get("/metrics");
+    ASSERT_TRUE(r);
+    m = samples(r->body);
+    std::size_t seen = 0;
+    for (const auto& [label, status] : status_of_label) {
+      seen += m.count("chatpeg_requests_total{endpoint=\"" + label + "\",status=\"" +
+                      std::to_string(status) + "\"}");
+    }
+    if (seen == status_of_label.size()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  for (const auto& [label, status] : status_of_label) {
+    EXPECT_GE(m["chatpeg_requests_total{endpoint=\"" + label + "\",status=\"" +
+                std::to_string(status) + "\"}"],
+              1)
+        << label;
+  }
+  for (const auto& [key, value] : m) EXPECT_EQ(key.find("endpoint=\"other\""), std::string::npos);
 }
 
 TEST(Metrics, OffByDefaultAndBehindTheKeys) {

@@ -108,6 +108,7 @@ class request_parser {
   void on_head_end();
   void on_chunk_size(std::string_view line);
   bool method_fits(std::string_view data);
+  bool in_chunked_framing() const;
   bool framing_fits(std::size_t bytes);
   void fail(int status, std::string message);
 

@@ -9,6 +9,7 @@
 // Routes that must answer even when every worker is busy (health checks) run on the loop.
 #pragma once
 
+#include <any>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -58,12 +59,16 @@ class exchange {
   // Set when the client goes away (closed or reset its connection), a write fails or the
   // server stops; a handler polls it or registers a callback that aborts blocking work.
   virtual base::cancel_source& cancel() = 0;
-  // Answers with a whole response (once; not after stream()).
+  // Answers with a whole response (once; not after stream()). Nothing is written for a
+  // cancelled request: nobody waits for its answer.
   virtual void respond(response r) = 0;
-  // Answers with a stream (once; not after respond()).
+  // Answers with a stream (once; not after respond(); start() fails once cancelled).
   virtual response_writer& stream() = 0;
   // When the request's first byte arrived (for latency in logs).
   virtual std::chrono::steady_clock::time_point received_at() const = 0;
+  // The application's context of this request (what the inline handler left in it, if
+  // anything); handed to the log call with the request's end.
+  virtual std::any& context() = 0;
 };
 
 // A finished request, for the access log and metrics: status 0 when no response could be
@@ -75,6 +80,9 @@ struct completed {
   int status = 0;
   std::chrono::steady_clock::time_point received_at;
   bool on_loop = false;  // answered by the loop (inline route, framing error, busy)
+  // The application's context of the request, as its handlers left it (empty when none
+  // touched it).
+  std::any context;
 };
 
 struct server_options {
@@ -83,7 +91,9 @@ struct server_options {
   std::size_t workers = 8;
   std::size_t max_queued = 64;         // complete requests waiting for a worker; beyond: 503
   std::size_t max_connections = 4096;  // open connections; beyond: 503 and close
-  std::size_t max_connections_per_client = 256;  // per remote address; beyond: 503 and close
+  // Per remote address; beyond: 503 and close. 0: no limit (behind a reverse proxy every
+  // client has the proxy's address).
+  std::size_t max_connections_per_client = 0;
   parse_limits limits;
   std::chrono::milliseconds keep_alive_timeout{5000};  // idle between requests
   std::chrono::milliseconds request_deadline{30000};   // first byte → whole request read
@@ -102,6 +112,9 @@ struct server_stats {
   std::uint64_t too_large = 0;             // 413, 414, 431
   std::uint64_t client_gone = 0;           // requests cancelled because the client went away
   std::uint64_t write_timeouts = 0;        // responses given up on a client that did not read
+  // Times accepting paused because the process or system was out of descriptors (accepting
+  // resumes after a pause, so a full descriptor table never spins the loop).
+  std::uint64_t accept_pauses = 0;
   std::size_t open_connections = 0;
   std::size_t peak_open_connections = 0;
   std::size_t busy_workers = 0;
@@ -110,17 +123,22 @@ struct server_stats {
   std::size_t peak_request_bytes = 0;  // bytes read for one request, at most
 };
 
+// Raises the process's soft limit on open descriptors to its hard limit (a gateway holds two
+// per stream: the client's and the backend's). Returns the soft limit now in force.
+std::size_t raise_descriptor_limit();
+
 class server {
  public:
   // Answers a request on a worker.
   using handler = std::function<void(exchange&)>;
   // Answers a request on the loop when it returns a response (must be quick and not block);
-  // nullopt hands the request to a worker.
-  using inline_handler = std::function<std::optional<response>(const request&)>;
+  // nullopt hands the request to a worker. `context` is the request's (exchange::context()).
+  using inline_handler = std::function<std::optional<response>(const request&, std::any& context)>;
   // The body of an error the server answers itself (framing, 408, 503), so it has the
-  // application's error shape.
-  using error_body = std::function<response(int status, std::string_view code,
-                                            std::string_view message, const request* partial)>;
+  // application's error shape; `context` goes to the log call with it.
+  using error_body =
+      std::function<response(int status, std::string_view code, std::string_view message,
+                             const request* partial, std::any& context)>;
 
   static base::result<std::unique_ptr<server>> create(server_options options, handler on_request,
                                                       inline_handler on_loop, error_body on_error,

@@ -52,8 +52,10 @@ struct server_options {
   std::size_t keep_alive_max_requests = 100;      // requests on one connection
   // Complete requests waiting for a worker; 0 = 4 x threads. Beyond: 503.
   std::size_t max_queued_requests = 0;
-  std::size_t max_connections = 4096;            // open connections; beyond: 503 and close
-  std::size_t max_connections_per_client = 256;  // per client address; beyond: 503 and close
+  std::size_t max_connections = 4096;  // open connections; beyond: 503 and close
+  // Per client address; beyond: 503 and close. 0: no limit (behind a reverse proxy every
+  // client has the proxy's address).
+  std::size_t max_connections_per_client = 0;
   // Caps on a request's tools (count, one schema's size and depth, all tools' size): 400
   // naming the limit and the JSON path, before any work is done for the request.
   chat::request_limits request_limits;
