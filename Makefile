@@ -19,7 +19,7 @@ CMAKE_FLAGS ?=
 PREFIX ?= /usr/local
 DEBIAN_PACKAGES := g++ cmake make pkg-config python3 python3-jinja2 \
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  libpcre2-dev pybind11-dev python3-dev python3-pytest
+  libpcre2-dev pybind11-dev python3-dev python3-pytest libasio-dev
 # Only for `make fuzz` (libFuzzer ships with clang's runtime libraries).
 FUZZ_DEBIAN_PACKAGES := clang libclang-rt-14-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
