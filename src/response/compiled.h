@@ -41,12 +41,22 @@ struct content_spec {
   std::string path;  // $.fields.<key>.content_args, for errors
 };
 
+// An open or close: one regex (a list of literals is their alternation, longest first). A
+// complete match that ends where the text received so far ends is held back unless it is a
+// literal that no other literal of its list extends.
+struct delimiter_spec {
+  std::optional<regex> re;  // absent: no such delimiter
+  bool literal = false;
+  bool can_extend = false;  // a literal of the list is a strict prefix of another
+  explicit operator bool() const { return re.has_value(); }
+};
+
 struct field_spec {
   std::string key;
   std::string path;  // $.fields.<key>
   bool implicit = false;
-  std::vector<regex> opens;   // any of them opens the region
-  std::vector<regex> closes;  // empty: the region runs to the end of the output
+  delimiter_spec open;
+  delimiter_spec close;  // absent: the region runs to the end of the output
   bool repeats = false;
   std::optional<std::string> join;
   bool optional = true;
@@ -58,7 +68,7 @@ struct field_spec {
 struct compiled_template {
   json::value source;
   json::value defaults = json::value::object();
-  std::vector<regex> anchors;  // start_anchor literals, or the one start_anchor_pattern
+  delimiter_spec anchor;  // start_anchor (literals) or start_anchor_pattern
   std::vector<field_spec> fields;
   int implicit = -1;  // index into fields
 };

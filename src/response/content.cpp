@@ -1,16 +1,18 @@
-// Content parsers. `json` is a small recursive reader rather than a strict JSON parser because
-// templates ask for JavaScript-style unquoted keys and custom string delimiters (Gemma's
-// <|"|>...<|"|>); with allow_non_json a body that is not JSON is kept as stripped text.
-// xml-inline applies its tag regex repeatedly; kv-lines splits lines at the first separator.
-// Nesting is bounded; nothing here allocates beyond the value it returns.
+// Content parsers, each reading a body as transformers' parsers do. `json` rewrites the
+// body's dialect (custom string delimiters such as Gemma's <|"|>...<|"|>, JavaScript-style
+// unquoted keys) into strict JSON and parses that; with allow_non_json a body that is not
+// JSON is kept as text. xml-inline applies its tag regex repeatedly; kv-lines splits lines at
+// the first separator. Nesting is bounded.
 #include "response/content.h"
 
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "chatpeg/base/utf8.h"
+#include "response/regex.h"
 
 namespace chatpeg::response::detail {
 namespace {
@@ -55,248 +57,99 @@ std::string_view stripped_if(bool strip_it, std::string_view s) {
 
 // ---- json ----------------------------------------------------------------------------------
 
-class json_reader {
- public:
-  json_reader(const content_spec& spec, std::string_view text) : spec_(spec), text_(text) {}
+constexpr char kDelimOpen = '\x01', kDelimClose = '\x02';  // marks a pre-extracted string
 
-  base::result<json::value> document() {
-    skip_space();
-    auto v = value(0);
-    if (!v) return v;
-    skip_space();
-    if (pos_ != text_.size()) return fail("the end of the JSON value");
-    return v;
-  }
-
- private:
-  base::error fail(std::string expected) {
-    auto e = body_error("the body is not JSON", pos_);
-    e.expected = std::move(expected);
-    return e;
-  }
-
-  void skip_space() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
-                                   text_[pos_] == '\n' || text_[pos_] == '\r')) {
-      ++pos_;
-    }
-  }
-
-  bool at(std::string_view s) const { return text_.substr(pos_, s.size()) == s; }
-
-  base::result<json::value> value(int depth) {
-    if (depth > kMaxDepth) {
-      return base::make_error(errc::limit_exceeded, "JSON nests deeper than 128",
-                              base::location{.offset = pos_});
-    }
-    if (pos_ >= text_.size()) return fail("a JSON value");
-    for (const auto& [open, close] : spec_.string_delims) {
-      if (at(open)) return delimited_string(open, close);
-    }
-    const char c = text_[pos_];
-    if (c == '{') return object(depth);
-    if (c == '[') return array(depth);
-    if (c == '"') return quoted_string();
-    if (c == '-' || (c >= '0' && c <= '9')) return number();
-    for (const auto& [word, v] : {std::pair<std::string_view, json::value>{"true", true},
-                                  {"false", false},
-                                  {"null", nullptr}}) {
-      if (at(word)) {
-        pos_ += word.size();
-        return v;
-      }
-    }
-    return fail("a JSON value");
-  }
-
-  base::result<json::value> delimited_string(const std::string& open, const std::string& close) {
-    const std::size_t start = pos_ + open.size();
-    const std::size_t end = text_.find(close, start);
-    if (end == std::string_view::npos) return fail("the string's closing " + close);
-    pos_ = end + close.size();
-    return json::value(std::string(text_.substr(start, end - start)));
-  }
-
-  base::result<json::value> quoted_string() {
-    const std::size_t start = pos_;
-    ++pos_;
-    while (pos_ < text_.size() && text_[pos_] != '"') {
-      pos_ += text_[pos_] == '\\' ? 2 : 1;
-    }
-    if (pos_ >= text_.size()) return fail("the closing quote of the string");
-    ++pos_;
-    auto v = json::parse(text_.substr(start, pos_ - start));
-    if (!v) {
-      pos_ = start;
-      return fail("a valid JSON string");
-    }
-    return std::move(*v);
-  }
-
-  base::result<json::value> number() {
-    const std::size_t start = pos_;
-    if (text_[pos_] == '-') ++pos_;
-    while (pos_ < text_.size() &&
-           std::string_view("0123456789.eE+-").find(text_[pos_]) != std::string_view::npos) {
-      ++pos_;
-    }
-    auto v = json::parse(text_.substr(start, pos_ - start));
-    if (!v || !v->is_number()) {
-      pos_ = start;
-      return fail("a JSON number");
-    }
-    return std::move(*v);
-  }
-
-  base::result<std::string> key() {
-    if (pos_ < text_.size() && text_[pos_] == '"') {
-      auto k = quoted_string();
-      if (!k) return std::move(k).error();
-      return k->get<std::string>();
-    }
-    for (const auto& [open, close] : spec_.string_delims) {
-      if (at(open)) {
-        auto k = delimited_string(open, close);
-        if (!k) return std::move(k).error();
-        return k->get<std::string>();
-      }
-    }
-    if (spec_.unquoted_keys) {
-      const std::size_t start = pos_;
-      while (pos_ < text_.size() &&
-             (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
-              text_[pos_] == '$' || text_[pos_] == '-' ||
-              static_cast<unsigned char>(text_[pos_]) >= 0x80)) {
-        ++pos_;
-      }
-      if (pos_ > start) return std::string(text_.substr(start, pos_ - start));
-    }
-    return fail(spec_.unquoted_keys ? "an object key" : "a quoted object key");
-  }
-
-  base::result<json::value> object(int depth) {
-    ++pos_;
-    json::value out = json::value::object();
-    skip_space();
-    if (pos_ < text_.size() && text_[pos_] == '}') {
-      ++pos_;
-      return out;
-    }
-    while (true) {
-      skip_space();
-      auto k = key();
-      if (!k) return std::move(k).error();
-      skip_space();
-      if (pos_ >= text_.size() || text_[pos_] != ':') return fail("':' after the key");
-      ++pos_;
-      skip_space();
-      auto v = value(depth + 1);
-      if (!v) return v;
-      out[*k] = std::move(*v);
-      skip_space();
-      if (pos_ < text_.size() && text_[pos_] == ',') {
-        ++pos_;
-        continue;
-      }
-      if (pos_ < text_.size() && text_[pos_] == '}') {
-        ++pos_;
-        return out;
-      }
-      return fail("',' or '}'");
-    }
-  }
-
-  base::result<json::value> array(int depth) {
-    ++pos_;
-    json::value out = json::value::array();
-    skip_space();
-    if (pos_ < text_.size() && text_[pos_] == ']') {
-      ++pos_;
-      return out;
-    }
-    while (true) {
-      skip_space();
-      auto v = value(depth + 1);
-      if (!v) return v;
-      out.push_back(std::move(*v));
-      skip_space();
-      if (pos_ < text_.size() && text_[pos_] == ',') {
-        ++pos_;
-        continue;
-      }
-      if (pos_ < text_.size() && text_[pos_] == ']') {
-        ++pos_;
-        return out;
-      }
-      return fail("',' or ']'");
-    }
-  }
-
-  const content_spec& spec_;
-  std::string_view text_;
-  std::size_t pos_ = 0;
-};
-
+// The body as JSON after the dialect rewrites: strings between custom delimiters are taken
+// out (the shortest run from each open to the next close, pair by pair), bare word keys right
+// after '{' or ',' are quoted, and the taken-out strings come back as JSON strings.
 base::result<json::value> parse_json(const content_spec& spec, std::string_view body) {
-  const std::string_view s = strip(body);
-  const std::size_t lead = static_cast<std::size_t>(s.data() - body.data());
-  json_reader reader(spec, s);
-  auto v = reader.document();
+  if (!spec.string_delims.empty() &&
+      body.find_first_of(std::string_view("\x01\x02", 2)) != std::string_view::npos) {
+    return body_error("the body holds a reserved byte \\x01 or \\x02 (string_delims)", 0);
+  }
+  std::string working(body);
+  std::vector<std::string> taken;
+  for (const auto& [open, close] : spec.string_delims) {
+    std::string out;
+    std::size_t at = 0;
+    while (true) {
+      const std::size_t o = working.find(open, at);
+      const std::size_t c = o == std::string::npos ? o : working.find(close, o + open.size());
+      if (c == std::string::npos) break;
+      out.append(working, at, o - at);
+      taken.emplace_back(working, o + open.size(), c - o - open.size());
+      out += kDelimOpen + std::to_string(taken.size() - 1) + kDelimClose;
+      at = c + close.size();
+    }
+    out.append(working, at);
+    working = std::move(out);
+  }
+  if (spec.unquoted_keys) {
+    static const auto bare_key = regex::compile("(?<=[{,])(\\w+):", false, "");
+    auto keys = bare_key->find_all(working);
+    if (!keys) return std::move(keys).error();
+    std::string out;
+    std::size_t at = 0;
+    for (const auto& [m, groups] : *keys) {
+      out.append(working, at, m.start - at);
+      out += '"' + std::string(working, m.start, m.end - 1 - m.start) + "\":";
+      at = m.end;
+    }
+    out.append(working, at);
+    working = std::move(out);
+  }
+  for (std::size_t i = 0; i < taken.size(); ++i) {
+    const std::string mark = kDelimOpen + std::to_string(i) + kDelimClose;
+    std::string out;
+    std::size_t at = 0;
+    for (std::size_t f = working.find(mark); f != std::string::npos; f = working.find(mark, at)) {
+      out.append(working, at, f - at);
+      out += json::quote(taken[i]);
+      at = f + mark.size();
+    }
+    out.append(working, at);
+    working = std::move(out);
+  }
+  auto v = json::parse(working, json::parse_options{.max_depth = kMaxDepth});
   if (v) return v;
-  if (spec.allow_non_json) return json::value(std::string(s));
-  auto e = std::move(v).error();
-  if (e.where.offset != base::npos) e.where.offset += lead;
+  if (spec.allow_non_json) return json::value(std::string(stripped_if(spec.strip, body)));
+  auto e = body_error("the body is not JSON: " + v.error().message, 0);
+  e.expected = "a JSON value";
+  if (v.error().code == errc::limit_exceeded) e.code = errc::limit_exceeded;
   return e;
 }
 
 // ---- scalars -------------------------------------------------------------------------------
 
-base::result<json::value> parse_int(std::string_view body) {
-  std::string s(strip(body));
-  std::string digits;
-  for (char c : s) {
-    if (c != '_') digits += c;  // Python allows 1_000
-  }
-  errno = 0;
-  char* end = nullptr;
-  const long long v = digits.empty() ? 0 : std::strtoll(digits.c_str(), &end, 10);
-  if (digits.empty() || end != digits.c_str() + digits.size() || errno == ERANGE ||
-      s.find("__") != std::string::npos) {
-    auto e = body_error("the body is not an integer: \"" + s + "\"", 0);
-    e.expected = "an integer";
-    return e;
-  }
-  return json::value(v);
-}
-
-base::result<json::value> parse_float(std::string_view body) {
-  std::string s(strip(body));
-  errno = 0;
-  char* end = nullptr;
-  const double v = s.empty() ? 0 : std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v)) {
-    auto e = body_error("the body is not a finite number: \"" + s + "\"", 0);
-    e.expected = "a number";
-    return e;
-  }
-  return json::value(v);
-}
-
-base::result<json::value> parse_bool(std::string_view body) {
-  std::string s(strip(body));
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (s == "true" || s == "1") return json::value(true);
-  if (s == "false" || s == "0") return json::value(false);
-  auto e = body_error("the body is not a boolean: \"" + s + "\"", 0);
-  e.expected = "true or false";
+// Python's int(): an optional sign, then digits with single '_' between them.
+base::result<json::value> parse_int(const content_spec& spec, std::string_view body) {
+  const std::string s(strip(stripped_if(spec.strip, body)));
+  if (auto v = python_int(s)) return std::move(*v);
+  auto e = body_error("the body is not an integer: \"" + s + "\"", 0);
+  e.expected = "an integer";
   return e;
+}
+
+base::result<json::value> parse_float(const content_spec& spec, std::string_view body) {
+  const std::string s(strip(stripped_if(spec.strip, body)));
+  if (auto v = python_float(s); v && std::isfinite(*v)) return json::value(*v);
+  auto e = body_error("the body is not a finite number: \"" + s + "\"", 0);
+  e.expected = "a number";
+  return e;
+}
+
+// Python's `text.lower() in ("true", "1")`: anything else is false.
+json::value parse_bool(const content_spec& spec, std::string_view body) {
+  std::string s(stripped_if(spec.strip, body));
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return json::value(s == "true" || s == "1");
 }
 
 // ---- xml-inline and kv-lines ---------------------------------------------------------------
 
 base::result<json::value> parse_value(const content_spec& spec, std::string_view raw) {
   if (spec.value_parser) return parse_content(*spec.value_parser, raw);
-  return json::value(std::string(strip(raw)));
+  return json::value(std::string(raw));
 }
 
 void put(json::value& out, const std::string& key, json::value v, bool merge) {
@@ -390,16 +243,93 @@ std::string_view strip(std::string_view s) {
   return s;
 }
 
+namespace {
+
+// Digits with single '_' between them (Python's numeric literals); out gets them without '_'.
+bool digit_run(std::string_view s, std::string& out) {
+  if (s.empty() || s.front() == '_' || s.back() == '_') return false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '_') {
+      if (s[i - 1] == '_') return false;
+      continue;
+    }
+    if (s[i] < '0' || s[i] > '9') return false;
+    out += s[i];
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<json::value> python_int(std::string_view text) {
+  std::string_view s = strip(text);
+  std::string digits;
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+    if (s[0] == '-') digits += '-';
+    s.remove_prefix(1);
+  }
+  if (!digit_run(s, digits)) return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(digits.c_str(), &end, 10);
+  if (errno == ERANGE) {
+    if (digits[0] != '-') {
+      const unsigned long long u = std::strtoull(digits.c_str(), &end, 10);
+      if (errno != ERANGE) return json::value(u);
+    }
+    return std::nullopt;
+  }
+  return json::value(v);
+}
+
+std::optional<double> python_float(std::string_view text) {
+  std::string_view s = strip(text);
+  std::string clean;
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+    if (s[0] == '-') clean += '-';
+    s.remove_prefix(1);
+  }
+  std::string lower(s);
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "inf" || lower == "infinity") {
+    return clean.empty() ? HUGE_VAL : -HUGE_VAL;
+  }
+  if (lower == "nan") return std::nan("");
+  // mantissa: digits [. digits] | . digits; then an optional exponent
+  const std::size_t e = lower.find('e');
+  const std::string_view mantissa = std::string_view(lower).substr(0, e);
+  const std::size_t dot = mantissa.find('.');
+  const std::string_view whole = mantissa.substr(0, dot);
+  const std::string_view frac =
+      dot == std::string_view::npos ? std::string_view() : mantissa.substr(dot + 1);
+  if (whole.empty() && frac.empty()) return std::nullopt;
+  if (!whole.empty() && !digit_run(whole, clean)) return std::nullopt;
+  if (dot != std::string_view::npos) {
+    clean += '.';
+    if (!frac.empty() && !digit_run(frac, clean)) return std::nullopt;
+  }
+  if (e != std::string::npos) {
+    std::string_view exp = std::string_view(lower).substr(e + 1);
+    clean += 'e';
+    if (!exp.empty() && (exp[0] == '+' || exp[0] == '-')) {
+      clean += exp[0];
+      exp.remove_prefix(1);
+    }
+    if (!digit_run(exp, clean)) return std::nullopt;
+  }
+  return std::strtod(clean.c_str(), nullptr);
+}
+
 base::result<json::value> parse_content(const content_spec& spec, std::string_view body) {
   switch (spec.kind) {
     case content_kind::text:
       return json::value(std::string(stripped_if(spec.strip, body)));
     case content_kind::integer:
-      return parse_int(body);
+      return parse_int(spec, body);
     case content_kind::floating:
-      return parse_float(body);
+      return parse_float(spec, body);
     case content_kind::boolean:
-      return parse_bool(body);
+      return parse_bool(spec, body);
     case content_kind::json:
       return parse_json(spec, body);
     case content_kind::xml_inline:

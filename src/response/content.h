@@ -3,6 +3,7 @@
 // Python's str.strip that `text` and the streaming hold-back share.
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 #include "chatpeg/base/result.h"
@@ -16,6 +17,12 @@ namespace chatpeg::response::detail {
 std::size_t leading_space(std::string_view s);
 std::size_t trailing_space(std::string_view s);
 std::string_view strip(std::string_view s);
+
+// Python's int(text) and float(text) (surrounding whitespace, a sign, '_' between digits;
+// float also inf, infinity and nan): nullopt where Python raises ValueError. An integer that
+// does not fit 64 bits is nullopt too.
+std::optional<json::value> python_int(std::string_view text);
+std::optional<double> python_float(std::string_view text);
 
 // A region body parsed by spec. A body that does not parse is errc::no_match whose offset is
 // relative to the body and whose message says what was expected.

@@ -128,8 +128,7 @@ struct delta_stream::impl {
   bool streams(const detail::field_spec& f) const {
     const auto target = openai_field_for(f.key);
     return (target == openai_field::content || target == openai_field::reasoning_content) &&
-           f.content.kind == detail::content_kind::text && !f.transform &&
-           (!f.repeats || f.join || f.implicit);
+           f.content.kind == detail::content_kind::text && !f.transform && (!f.repeats || f.join);
   }
 
   text_lane& lane_for(openai_field target) {
@@ -170,7 +169,7 @@ struct delta_stream::impl {
     if (f == nullptr) return;
     const std::size_t index = static_cast<std::size_t>(f - t->compiled().fields.data());
     stream::delta d;
-    if (e.kind == event_kind::region_open && streams(*f) && !f->implicit) {
+    if (e.kind == event_kind::region_open && streams(*f)) {
       text_lane& lane = lane_for(openai_field_for(f->key));
       if (lane.started && f->content.strip) lane.pending.clear();  // the last match's end
       if (matches[index] > 0 && f->join) {

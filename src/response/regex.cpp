@@ -108,13 +108,30 @@ base::result<regex> regex::compile(std::string_view pattern, bool literal,
   return r;
 }
 
+std::string regex::escape(std::string_view literal) {
+  std::string out;
+  for (const char c : literal) {
+    const auto b = static_cast<unsigned char>(c);
+    const bool word = (b >= '0' && b <= '9') || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') ||
+                      b == '_' || b >= 0x80;
+    if (b == 0) {
+      out += "\\x{0}";
+    } else {
+      if (!word) out += '\\';
+      out += c;
+    }
+  }
+  return out;
+}
+
 match regex::search(std::string_view subject, std::size_t from, bool allow_partial,
-                    std::uint64_t* scanned, std::vector<group_value>* groups) const {
+                    std::uint64_t* scanned, std::vector<group_value>* groups,
+                    bool not_empty_at_start) const {
   match m;
   if (from > subject.size()) return m;
   if (scanned) *scanned += subject.size() - from;
   pcre2_match_data* data = match_data(code_->pairs);
-  std::uint32_t options = PCRE2_NOTEMPTY;
+  std::uint32_t options = not_empty_at_start ? PCRE2_NOTEMPTY_ATSTART : 0;
   if (allow_partial) options |= PCRE2_PARTIAL_HARD;
   const int rc = pcre2_match(code_->re.get(), reinterpret_cast<PCRE2_SPTR>(subject.data()),
                              subject.size(), from, options, data, match_context());
@@ -153,9 +170,10 @@ base::result<std::vector<std::pair<match, std::vector<group_value>>>> regex::fin
     std::string_view subject) const {
   std::vector<std::pair<match, std::vector<group_value>>> out;
   std::size_t from = 0;
+  bool after_empty = false;  // Python's finditer: no second empty match where one ended
   while (from <= subject.size()) {
     std::vector<group_value> groups;
-    const match m = search(subject, from, false, nullptr, &groups);
+    const match m = search(subject, from, false, nullptr, &groups, after_empty);
     if (m.kind == match_kind::limit) {
       return base::make_error(base::errc::limit_exceeded,
                               "regex /" + code_->pattern + "/ hit its match limit",
@@ -163,6 +181,7 @@ base::result<std::vector<std::pair<match, std::vector<group_value>>>> regex::fin
     }
     if (m.kind != match_kind::complete) break;
     out.emplace_back(m, std::move(groups));
+    after_empty = m.start == m.end;
     from = m.end;
   }
   return out;

@@ -1,5 +1,5 @@
 // The scanner (scanner.h): delimiter search with partial matches, the decision of what text is
-// final, region transitions, and the dict built at the end. Each run searches from the first
+// final, region transitions, and the dict built as regions close. Each run searches from the first
 // undecided byte, so a stream costs its new bytes plus what is held back, not a rescan of the
 // output; a whole output is one run with partial matching off.
 #include "response/scanner.h"
@@ -16,15 +16,6 @@ using base::errc;
 bool empty_value(const json::value& v) {
   if (v.is_string()) return v.get_ref<const std::string&>().empty();
   return v.is_null() || ((v.is_array() || v.is_object()) && v.empty());
-}
-
-// c beats best: earlier, then longer, then an open before a close (then template order,
-// which is the order candidates are tried in).
-bool better(const match& c, bool c_open, const match& best, bool best_open) {
-  if (c.start != best.start) return c.start < best.start;
-  const std::size_t cl = c.end - c.start, bl = best.end - best.start;
-  if (cl != bl) return cl > bl;
-  return c_open && !best_open;
 }
 
 }  // namespace
@@ -45,23 +36,14 @@ void append_chunk(std::vector<event>& out, const std::string& field, std::string
 }
 
 scanner::scanner(const compiled_template& t, json::value tools)
-    : t_(t), tools_(std::move(tools)), values_(t.fields.size()), matched_(t.fields.size()) {
-  if (!tools_.is_array()) tools_ = json::value::array();
-}
+    : t_(t), tool_params_(tool_parameters(tools)), current_(t.implicit), output_(t.defaults) {}
 
 base::status scanner::start(std::string_view prefix, std::vector<event>& out) {
-  std::size_t cut = 0;
-  bool found = false;
-  for (const auto& anchor : t_.anchors) {
-    auto all = anchor.find_all(prefix);
-    if (!all) return std::move(all).error();
-    if (!all->empty()) {
-      cut = std::max(cut, all->back().first.end);
-      found = true;
-    }
-  }
-  buffer_.assign(found ? prefix.substr(cut) : prefix);
+  auto all = t_.anchor.re->find_all(prefix);
+  if (!all) return std::move(all).error();
+  buffer_.assign(all->empty() ? prefix : prefix.substr(all->back().first.end));
   base_ = buffer_.size();
+  if (buffer_.empty()) return {};
   return run(false, out);
 }
 
@@ -81,13 +63,11 @@ std::size_t scanner::output_offset(std::size_t buffer_offset) const {
 }
 
 int scanner::region_field() const {
-  if (open_ >= 0) return open_;
-  return implicit_open_ ? t_.implicit : -1;
+  return opened_ ? current_ : -1;
 }
 
 std::size_t scanner::region_start() const {
-  if (open_ >= 0) return output_offset(open_start_);
-  return implicit_open_ ? output_offset(implicit_start_) : decided();
+  return opened_ ? output_offset(region_start_) : decided();
 }
 
 base::error scanner::located(base::error e, std::size_t buffer_offset, const field_spec& f) const {
@@ -98,39 +78,41 @@ base::error scanner::located(base::error e, std::size_t buffer_offset, const fie
   return e;
 }
 
+// The watched delimiters: in an explicit region its close; else every explicit open and the
+// implicit field's close. best gets the committable winner, hold the start of the earliest
+// pending match (subject.size() when none).
 base::status scanner::search(std::string_view subject, bool final, candidate& best,
-                             std::size_t& partial) {
-  auto try_one = [&](int field, bool is_open, const regex& r) -> base::status {
-    const match m = r.search(subject, pos_, !final, &scanned_);
+                             std::size_t& hold) {
+  auto try_one = [&](int field, bool is_open) -> base::status {
+    const auto& d = is_open ? t_.fields[field].open : t_.fields[field].close;
+    const match m = d.re->search(subject, pos_, !final, &scanned_);
     if (m.kind == match_kind::limit) {
       return base::make_error(
-          errc::limit_exceeded, "the regex /" + r.pattern() + "/ hit its match limit",
+          errc::limit_exceeded, "the regex /" + d.re->pattern() + "/ hit its match limit",
           base::location{.offset = output_offset(pos_), .path = t_.fields[field].path});
     }
-    if (m.kind == match_kind::partial) {
-      partial = std::min(partial, m.start);
-    } else if (m.kind == match_kind::complete &&
-               (best.field < 0 || better(m, is_open, best.m, best.is_open))) {
-      best = candidate{.field = field, .is_open = is_open, .re = &r, .m = m};
+    if (m.kind == match_kind::none) return {};
+    const bool can_grow = m.kind == match_kind::complete && m.end == subject.size() &&
+                          (m.start == m.end || !d.literal || d.can_extend);
+    if (!final && (m.kind == match_kind::partial || can_grow)) {
+      hold = std::min(hold, m.start);
+      return {};
     }
+    if (m.kind != match_kind::complete) return {};
+    const candidate c{.field = field, .is_open = is_open, .m = m};
+    if (best.field < 0 || better(c, best)) best = c;
     return {};
   };
-  if (open_ >= 0) {
-    for (const auto& r : t_.fields[open_].closes) {
-      if (auto s = try_one(open_, false, r); !s) return s;
-    }
+  if (current_ >= 0 && current_ != t_.implicit) {
+    if (t_.fields[current_].close) return try_one(current_, false);
     return {};
   }
   for (std::size_t i = 0; i < t_.fields.size(); ++i) {
-    for (const auto& r : t_.fields[i].opens) {
-      if (auto s = try_one(static_cast<int>(i), true, r); !s) return s;
+    if (t_.fields[i].open) {
+      if (auto s = try_one(static_cast<int>(i), true); !s) return s;
     }
   }
-  if (t_.implicit >= 0) {
-    for (const auto& r : t_.fields[t_.implicit].closes) {
-      if (auto s = try_one(t_.implicit, false, r); !s) return s;
-    }
-  }
+  if (t_.implicit >= 0 && t_.fields[t_.implicit].close) return try_one(t_.implicit, false);
   return {};
 }
 
@@ -140,153 +122,145 @@ base::status scanner::run(bool final, std::vector<event>& out) {
         final ? buffer_.size() : buffer_.size() - base::utf8_incomplete_tail(buffer_);
     const std::string_view subject = std::string_view(buffer_).substr(0, limit);
     candidate best;
-    std::size_t partial = std::string_view::npos;
-    if (auto s = search(subject, final, best, partial); !s) return s;
-    if (best.field >= 0 && best.m.start < partial) {
-      release(pos_, best.m.start, out);
-      if (auto s = take(best, subject, out); !s) return s;
+    std::size_t hold = subject.size();
+    if (auto s = search(subject, final, best, hold); !s) return s;
+    if (best.field >= 0 && best.m.start < hold) {
+      accumulate(pos_, best.m.start, out);
+      const bool empty = best.m.start == best.m.end;
+      if (empty && best.m.end == stall_at_) {
+        ++stalls_;
+      } else {
+        stalls_ = 0;
+        stall_at_ = empty ? best.m.end : std::string::npos;
+      }
+      if (stalls_ > 2 * t_.fields.size() + 2) {
+        return base::make_error(
+            errc::limit_exceeded, "delimiters keep matching empty text without moving on",
+            base::location{.offset = output_offset(pos_), .path = t_.fields[best.field].path});
+      }
+      pos_ = best.m.end;
+      if (best.is_open) {
+        if (auto s = close_current(out); !s) return s;
+        open_region(best, subject, out);
+        continue;
+      }
+      const bool had_content = opened_;  // the implicit field's close
+      if (auto s = close_current(out); !s) return s;
+      if (!had_content && empty) return {};  // nothing to close: wait for more text
       continue;
     }
-    const std::size_t decided = std::min(partial, limit);
-    release(pos_, decided, out);
+    if (final) {
+      accumulate(pos_, buffer_.size(), out);
+      pos_ = buffer_.size();
+      return close_current(out);
+    }
+    accumulate(pos_, hold, out);
     return {};
   }
 }
 
-void scanner::release(std::size_t from, std::size_t to, std::vector<event>& out) {
+bool scanner::better(const candidate& c, const candidate& best) const {
+  if (c.m.start != best.m.start) return c.m.start < best.m.start;
+  const std::size_t cl = c.m.end - c.m.start, bl = best.m.end - best.m.start;
+  if (cl != bl) return cl > bl;
+  if (c.is_open != best.is_open) return c.is_open;
+  return t_.fields[c.field].key < t_.fields[best.field].key;
+}
+
+void scanner::accumulate(std::size_t from, std::size_t to, std::vector<event>& out) {
   if (to <= from) return;
   pos_ = to;
-  const std::string_view text = std::string_view(buffer_).substr(from, to - from);
-  if (open_ >= 0) {
-    const auto& f = t_.fields[open_];
-    append_chunk(out, f.key, text, is_structured(f.content.kind));
-    return;
-  }
-  if (t_.implicit < 0) return;  // text outside every region, without an implicit field
-  const auto& f = t_.fields[t_.implicit];
-  if (!implicit_open_) {
+  if (current_ < 0) return;  // text outside every region, without an implicit field
+  const auto& f = t_.fields[current_];
+  if (!opened_) {
     out.push_back(event{.kind = event_kind::region_open, .field = f.key});
-    implicit_open_ = true;
-    implicit_start_ = from;
+    opened_ = true;
+    region_start_ = body_start_ = from;
   }
-  implicit_segment_.append(text);
-  append_chunk(out, f.key, text, is_structured(f.content.kind));
+  body_end_ = to;
+  append_chunk(out, f.key, std::string_view(buffer_).substr(from, to - from),
+               is_structured(f.content.kind));
 }
 
-void scanner::close_implicit_segment(std::vector<event>& out) {
-  if (!implicit_open_) return;
-  const auto& f = t_.fields[t_.implicit];
-  auto v = parse_content(f.content, implicit_segment_);
-  out.push_back(event{.kind = event_kind::region_close,
-                      .field = f.key,
-                      .value = v ? std::move(*v) : json::value(implicit_segment_)});
-  implicit_segments_.push_back(std::move(implicit_segment_));
-  implicit_segment_.clear();
-  implicit_open_ = false;
-  implicit_seen_ = true;
-}
-
-base::status scanner::take(const candidate& c, std::string_view subject, std::vector<event>& out) {
-  std::vector<group_value> groups;
+void scanner::open_region(const candidate& c, std::string_view subject, std::vector<event>& out) {
   const auto& f = t_.fields[c.field];
-  if (!c.re->group_names().empty()) {  // the same leftmost match, now with its groups
-    c.re->search(subject, c.m.start, false, nullptr, &groups);
+  groups_.clear();
+  if (!f.open.re->group_names().empty()) {  // the same leftmost match, now with its groups
+    f.open.re->search(subject, c.m.start, false, nullptr, &groups_);
   }
-  pos_ = c.m.end;
-  if (open_ >= 0) return close_region(c.m.start, std::move(groups), out);
-  close_implicit_segment(out);
-  if (c.is_open) {
-    open_ = c.field;
-    open_start_ = c.m.start;
-    body_start_ = c.m.end;
-    open_groups_ = std::move(groups);
-    out.push_back(event{.kind = event_kind::region_open, .field = f.key});
-  }
-  return {};
+  current_ = c.field;
+  opened_ = true;
+  region_start_ = c.m.start;
+  body_start_ = body_end_ = c.m.end;
+  out.push_back(event{.kind = event_kind::region_open, .field = f.key});
 }
 
-base::status scanner::close_region(std::size_t body_end, std::vector<group_value> close_groups,
-                                   std::vector<event>& out) {
-  const auto& f = t_.fields[open_];
+void scanner::reset_to_implicit() {
+  current_ = t_.implicit;
+  opened_ = false;
+  groups_.clear();
+}
+
+base::status scanner::close_current(std::vector<event>& out) {
+  if (current_ < 0 || !opened_) {
+    reset_to_implicit();
+    return {};
+  }
+  const auto& f = t_.fields[current_];
   const std::string_view body =
-      std::string_view(buffer_).substr(body_start_, body_end - body_start_);
+      std::string_view(buffer_).substr(body_start_, body_end_ - body_start_);
   auto content = parse_content(f.content, body);
   if (!content) return located(std::move(content).error(), body_start_, f);
-  std::vector<group_value> groups = std::move(open_groups_);
-  for (auto& g : close_groups) groups.push_back(std::move(g));
-  auto value = region_value(f, std::move(*content), groups, tools_);
+  auto value = region_value(f, std::move(*content), groups_, tool_params_);
   if (!value) return located(std::move(value).error(), body_start_, f);
-  values_[open_].push_back(*value);
-  matched_[open_] = true;
+  auto slot = output_.find(f.key);
+  if (f.join) {
+    if (!value->is_string()) {
+      return located(base::make_error(errc::no_match,
+                                      std::string("join needs each match to be a string, got ") +
+                                          json::type_name(*value)),
+                     body_start_, f);
+    }
+    if (slot == output_.end()) {
+      output_[f.key] = *value;
+    } else if (slot->is_string()) {
+      slot->get_ref<std::string&>() += *f.join + value->get<std::string>();
+    } else {
+      return located(base::make_error(errc::no_match, "join needs the default to be a string"),
+                     body_start_, f);
+    }
+  } else if (f.repeats) {
+    if (slot == output_.end()) {
+      output_[f.key] = json::value::array({*value});
+    } else if (slot->is_array()) {
+      slot->push_back(*value);
+    } else {
+      return located(base::make_error(errc::no_match, "repeats needs the default to be a list"),
+                     body_start_, f);
+    }
+  } else {
+    output_[f.key] = *value;
+  }
   out.push_back(
       event{.kind = event_kind::region_close, .field = f.key, .value = std::move(*value)});
-  open_ = -1;
-  open_groups_.clear();
+  reset_to_implicit();
   return {};
 }
 
 base::result<json::value> scanner::finish(std::vector<event>& out) {
   if (auto s = run(true, out); !s) return std::move(s).error();
-  if (open_ >= 0) {
-    if (auto s = close_region(buffer_.size(), {}, out); !s) return std::move(s).error();
-  }
-  close_implicit_segment(out);
-  return assemble();
-}
-
-base::result<json::value> scanner::assemble() {
-  if (t_.implicit >= 0 && implicit_seen_) {
-    const auto& f = t_.fields[t_.implicit];
-    std::vector<std::string> texts;
-    if (f.repeats) {
-      texts = implicit_segments_;
-    } else {
-      std::string all;
-      for (const auto& s : implicit_segments_) all += s;
-      texts.push_back(std::move(all));
-    }
-    for (const auto& text : texts) {
-      auto content = parse_content(f.content, text);
-      if (!content) return located(std::move(content).error(), base_, f);
-      auto value = region_value(f, std::move(*content), {}, tools_);
-      if (!value) return located(std::move(value).error(), base_, f);
-      if (!empty_value(*value)) matched_[t_.implicit] = true;
-      values_[t_.implicit].push_back(std::move(*value));
-    }
-  }
-  json::value out = t_.defaults;
-  for (std::size_t i = 0; i < t_.fields.size(); ++i) {
-    const auto& f = t_.fields[i];
-    if (!matched_[i] && !f.optional) {
+  for (const auto& f : t_.fields) {
+    if (!f.optional && !output_.contains(f.key)) {
       return base::make_error(errc::no_match,
                               "field \"" + f.key + "\" is not optional and the output has none",
                               base::location{.offset = received(), .path = f.path});
     }
-    const auto& vals = values_[i];
-    if (vals.empty()) continue;
-    json::value v;
-    if (f.repeats && f.join) {
-      std::string joined;
-      for (std::size_t k = 0; k < vals.size(); ++k) {
-        if (k > 0) joined += *f.join;
-        joined += vals[k].is_string() ? vals[k].get<std::string>() : json::dump(vals[k]);
-      }
-      v = std::move(joined);
-    } else if (f.repeats) {
-      v = json::value::array();
-      for (const auto& x : vals) {
-        if (f.transform_each && x.is_array()) {
-          for (const auto& e : x) v.push_back(e);
-        } else {
-          v.push_back(x);
-        }
-      }
-    } else {
-      v = vals.back();
-    }
-    if (!empty_value(v)) out[f.key] = std::move(v);
   }
-  return out;
+  json::value message = json::value::object();
+  for (auto it = output_.begin(); it != output_.end(); ++it) {
+    if (t_.defaults.contains(it.key()) || !empty_value(it.value())) message[it.key()] = it.value();
+  }
+  return message;
 }
 
 }  // namespace chatpeg::response::detail

@@ -1,11 +1,16 @@
-// The scanner of response templates: one state machine for whole outputs and streams. It
-// keeps the text received (the prompt's rest after the last start anchor, then the output),
-// the position up to which everything is decided, and the open region. Each run looks for the
-// delimiters that may come next (outside a region: every explicit open and the implicit
-// field's close; inside: that region's close), takes the earliest complete match (then the
-// longest, then an open before a close) unless a partial match starts earlier, and decides
-// the text in front of it. What may still become a delimiter stays undecided until more text
-// or the end arrives: a stream and a whole output are decided by the same rule.
+// The scanner of response templates: one state machine for whole outputs and streams, with
+// transformers' ResponseParser semantics. It keeps the text received (the prompt's rest after
+// the last start anchor, then the output), the position up to which everything is decided,
+// and the current region: an explicit one, the implicit field (text outside explicit
+// regions), or none (without an implicit field that text is dropped). Each run looks for the
+// delimiters that may come next (in an explicit region: its close; else every explicit open
+// and the implicit field's close), takes the earliest complete match (then the longest, then
+// an open before a close, then the field name) unless a pending one starts no later, and
+// gives the text in front of it to the current region. Pending: a partial match, or a
+// complete one ending where the text ends that could still grow (an empty one, a regex, a
+// literal another literal of its list extends). Closing a region (the implicit one included,
+// at each open) parses its body and stores the value: the last one, a list with `repeats`,
+// a concatenation with `join`. A stream and a whole output are decided by the same rule.
 #pragma once
 
 #include <cstdint>
@@ -33,8 +38,9 @@ class scanner {
 
   std::size_t received() const { return buffer_.size() - base_; }
   // Output offsets: everything before decided() is decided; the region being read (explicit,
-  // or the implicit field's current segment) began at region_start() (its open delimiter's
-  // first byte), -1 field when outside every region. Offsets in the prompt's rest are 0.
+  // or the implicit field's current stretch of text) began at region_start() (its open
+  // delimiter's first byte), -1 field when no region is open. Offsets in the prompt's rest
+  // are 0.
   std::size_t decided() const { return output_offset(pos_); }
   int region_field() const;
   std::size_t region_start() const;
@@ -44,37 +50,34 @@ class scanner {
   struct candidate {
     int field = -1;
     bool is_open = false;
-    const regex* re = nullptr;
     match m;
   };
 
   base::status run(bool final, std::vector<event>& out);
-  base::status search(std::string_view subject, bool final, candidate& best, std::size_t& partial);
-  void release(std::size_t from, std::size_t to, std::vector<event>& out);
-  base::status take(const candidate& c, std::string_view subject, std::vector<event>& out);
-  base::status close_region(std::size_t body_end, std::vector<group_value> close_groups,
-                            std::vector<event>& out);
-  void close_implicit_segment(std::vector<event>& out);
-  base::result<json::value> assemble();
+  base::status search(std::string_view subject, bool final, candidate& best, std::size_t& hold);
+  // c beats best: earlier, then longer, then an open before a close, then the field's key.
+  bool better(const candidate& c, const candidate& best) const;
+  void accumulate(std::size_t from, std::size_t to, std::vector<event>& out);
+  void open_region(const candidate& c, std::string_view subject, std::vector<event>& out);
+  base::status close_current(std::vector<event>& out);
+  void reset_to_implicit();
   base::error located(base::error e, std::size_t buffer_offset, const field_spec& f) const;
   std::size_t output_offset(std::size_t buffer_offset) const;
 
   const compiled_template& t_;
-  json::value tools_;
+  json::value tool_params_;  // tool name → schema properties (transform.h)
   std::string buffer_;
-  std::size_t base_ = 0;        // bytes of the prompt's rest in front of the output
-  std::size_t pos_ = 0;         // everything before is decided
-  int open_ = -1;               // the open explicit field, -1: outside every region
-  std::size_t open_start_ = 0;  // where the open region's open delimiter begins
-  std::size_t body_start_ = 0;
-  std::size_t implicit_start_ = 0;  // where the implicit field's current segment begins
-  std::vector<group_value> open_groups_;
-  bool implicit_open_ = false;  // a region_open of the implicit field was sent
-  std::string implicit_segment_;
-  std::vector<std::string> implicit_segments_;  // every implicit segment, in order
-  bool implicit_seen_ = false;
-  std::vector<std::vector<json::value>> values_;  // per field, one value per match
-  std::vector<bool> matched_;
+  std::size_t base_ = 0;          // bytes of the prompt's rest in front of the output
+  std::size_t pos_ = 0;           // everything before is decided
+  int current_ = -1;              // the region text goes to: explicit, implicit, or -1 (dropped)
+  bool opened_ = false;           // current_ got a region_open (an implicit one on its first byte)
+  std::size_t region_start_ = 0;  // where the current region's open (or first byte) begins
+  std::size_t body_start_ = 0;    // the current region's body is buffer_[body_start_, pos_)
+  std::size_t body_end_ = 0;
+  std::vector<group_value> groups_;  // the named groups of the current region's open
+  json::value output_;               // the dict so far: defaults, then each closed region
+  std::size_t stalls_ = 0;           // empty delimiter matches in a row at stall_at_
+  std::size_t stall_at_ = std::string::npos;
   std::size_t feeds_ = 0;
   std::uint64_t scanned_ = 0;
 };

@@ -59,14 +59,16 @@ base::result<std::string> get_string(const json::value& obj, const char* key, st
   return v.get<std::string>();
 }
 
-// A literal or a list of literals (each non-empty) → regexes.
-base::status literals(const json::value& v, const std::string& path, std::vector<regex>& out) {
+// A literal or a list of literals (each non-empty, duplicates dropped) → one regex: the
+// literal itself, or the alternation of the list longest first.
+base::status literals(const json::value& v, const std::string& path, delimiter_spec& out) {
+  std::vector<std::string> list;
   auto one = [&](const json::value& s, const std::string& p) -> base::status {
     if (!s.is_string()) return bad("must be a string, got " + std::string(json::type_name(s)), p);
     if (s.get<std::string>().empty()) return bad("a delimiter must not be empty", p);
-    auto r = regex::compile(s.get<std::string>(), true, p);
-    if (!r) return std::move(r).error();
-    out.push_back(std::move(*r));
+    if (std::find(list.begin(), list.end(), s.get<std::string>()) == list.end()) {
+      list.push_back(s.get<std::string>());
+    }
     return {};
   };
   if (v.is_array()) {
@@ -74,23 +76,39 @@ base::status literals(const json::value& v, const std::string& path, std::vector
     for (std::size_t i = 0; i < v.size(); ++i) {
       if (auto s = one(v[i], json::path_index(path, i)); !s) return s;
     }
-    return {};
+  } else if (auto s = one(v, path); !s) {
+    return s;
   }
-  return one(v, path);
+  out.literal = true;
+  for (const auto& a : list) {
+    for (const auto& b : list) {
+      if (a != b && a.starts_with(b)) out.can_extend = true;
+    }
+  }
+  auto r = list.size() == 1 ? regex::compile(list[0], true, path) : [&] {
+    std::stable_sort(list.begin(), list.end(),
+                     [](const auto& a, const auto& b) { return a.size() > b.size(); });
+    std::string alternation;
+    for (const auto& l : list) alternation += (alternation.empty() ? "" : "|") + regex::escape(l);
+    return regex::compile(alternation, false, path);
+  }();
+  if (!r) return std::move(r).error();
+  out.re = std::move(*r);
+  return {};
 }
 
-base::status pattern(const json::value& v, const std::string& path, std::vector<regex>& out) {
+base::status pattern(const json::value& v, const std::string& path, delimiter_spec& out) {
   if (!v.is_string())
     return bad("must be a string (a regex), got " + std::string(json::type_name(v)), path);
   if (v.get<std::string>().empty()) return bad("a pattern must not be empty", path);
   auto r = regex::compile(v.get<std::string>(), false, path);
   if (!r) return std::move(r).error();
-  out.push_back(std::move(*r));
+  out.re = std::move(*r);
   return {};
 }
 
 base::status delimiter(const json::value& obj, const char* literal_key, const char* pattern_key,
-                       const std::string& path, std::vector<regex>& out) {
+                       const std::string& path, delimiter_spec& out) {
   const bool has_literal = obj.contains(literal_key), has_pattern = obj.contains(pattern_key);
   if (has_literal && has_pattern) {
     return bad(std::string("give ") + literal_key + " or " + pattern_key + ", not both",
@@ -138,7 +156,8 @@ base::status value_parser(const json::value& args, const std::string& path, cont
 }
 
 base::status json_args(const json::value& args, const std::string& path, content_spec& spec) {
-  if (auto s = only_keys(args, {"unquoted_keys", "string_delims", "allow_non_json"}, path); !s)
+  if (auto s = only_keys(args, {"unquoted_keys", "string_delims", "allow_non_json", "strip"}, path);
+      !s)
     return s;
   auto uk = get_bool(args, "unquoted_keys", false, path);
   if (!uk) return std::move(uk).error();
@@ -170,16 +189,16 @@ base::status xml_args(const json::value& args, const std::string& path, content_
   if (!args.contains("tag_pattern")) {
     return bad("xml-inline needs tag_pattern (a regex with groups key and value)", path);
   }
-  std::vector<regex> re;
+  delimiter_spec re;
   const std::string tp = json::path_key(path, "tag_pattern");
   if (auto s = pattern(args["tag_pattern"], tp, re); !s) return s;
-  const auto& names = re[0].group_names();
+  const auto& names = re.re->group_names();
   for (const char* needed : {"key", "value"}) {
     if (std::find(names.begin(), names.end(), needed) == names.end()) {
       return bad(std::string("tag_pattern has no group named ") + needed, tp);
     }
   }
-  spec.tag_pattern = std::move(re[0]);
+  spec.tag_pattern = std::move(re.re);
   auto md = get_bool(args, "merge_duplicates", false, path);
   if (!md) return std::move(md).error();
   spec.merge_duplicates = *md;
@@ -214,18 +233,11 @@ base::result<content_spec> content_of(const std::string& name, const json::value
   spec.path = args_path;
   base::status s;
   switch (spec.kind) {
-    case content_kind::text: {
-      s = only_keys(args, {"strip"}, args_path);
-      if (!s) return std::move(s).error();
-      auto st = get_bool(args, "strip", true, args_path);
-      if (!st) return std::move(st).error();
-      spec.strip = *st;
-      break;
-    }
+    case content_kind::text:
     case content_kind::integer:
     case content_kind::floating:
     case content_kind::boolean:
-      s = only_keys(args, {}, args_path);
+      s = only_keys(args, {"strip"}, args_path);
       break;
     case content_kind::json:
       s = json_args(args, args_path, spec);
@@ -238,6 +250,11 @@ base::result<content_spec> content_of(const std::string& name, const json::value
       break;
   }
   if (!s) return std::move(s).error();
+  if (spec.kind != content_kind::xml_inline) {  // every parser but xml-inline strips its text
+    auto st = get_bool(args, "strip", true, args_path);
+    if (!st) return std::move(st).error();
+    spec.strip = *st;
+  }
   return spec;
 }
 
@@ -245,8 +262,11 @@ base::result<content_spec> content_of(const std::string& name, const json::value
 
 // Placeholders: a string "{name}" or "{a.b.c}" as a whole. A string that holds one among other
 // text is an error; `scope` (when given) lists what the first name may be.
+// Python's \w: ASCII letters, digits and '_', and any non-ASCII letter (every byte of a
+// multi-byte sequence counts).
 bool is_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         static_cast<unsigned char>(c) >= 0x80;
 }
 
 // Where the first "{name(.name)*}" in s starts (npos: none) and its length.
@@ -254,7 +274,7 @@ std::size_t find_placeholder(std::string_view s, std::size_t& length) {
   for (std::size_t open = s.find('{'); open != std::string_view::npos;
        open = s.find('{', open + 1)) {
     std::size_t i = open + 1;
-    if (i >= s.size() || !(is_name_char(s[i]) && !(s[i] >= '0' && s[i] <= '9'))) continue;
+    if (i >= s.size() || !is_name_char(s[i])) continue;
     bool after_dot = false;
     for (; i < s.size(); ++i) {
       if (is_name_char(s[i])) {
@@ -321,11 +341,11 @@ base::result<field_spec> field_of(const std::string& key, const json::value& f,
   field_spec spec;
   spec.key = key;
   spec.path = path;
-  if (auto s = delimiter(f, "open", "open_pattern", path, spec.opens); !s)
+  if (auto s = delimiter(f, "open", "open_pattern", path, spec.open); !s)
     return std::move(s).error();
-  if (auto s = delimiter(f, "close", "close_pattern", path, spec.closes); !s)
+  if (auto s = delimiter(f, "close", "close_pattern", path, spec.close); !s)
     return std::move(s).error();
-  spec.implicit = spec.opens.empty();
+  spec.implicit = !spec.open;
   auto repeats = get_bool(f, "repeats", false, path);
   if (!repeats) return std::move(repeats).error();
   spec.repeats = *repeats;
@@ -348,13 +368,14 @@ base::result<field_spec> field_of(const std::string& key, const json::value& f,
   auto each = get_bool(f, "transform_each", false, path);
   if (!each) return std::move(each).error();
   spec.transform_each = *each;
+  std::vector<std::string> groups;
+  for (const auto* d : {&spec.open, &spec.close}) {
+    if (d->re)
+      groups.insert(groups.end(), d->re->group_names().begin(), d->re->group_names().end());
+  }
   if (f.contains("transform")) {
-    std::vector<std::string> scope = {"content"};
-    for (const auto* list : {&spec.opens, &spec.closes}) {
-      for (const auto& r : *list) {
-        for (const auto& n : r.group_names()) scope.push_back(n);
-      }
-    }
+    std::vector<std::string> scope = groups;
+    scope.push_back("content");
     if (auto s = check_transform(f["transform"], json::path_key(path, "transform"),
                                  spec.transform_each ? nullptr : &scope, 0);
         !s)
@@ -362,6 +383,10 @@ base::result<field_spec> field_of(const std::string& key, const json::value& f,
     spec.transform = f["transform"];
   } else if (spec.transform_each) {
     return bad("transform_each needs a transform", json::path_key(path, "transform_each"));
+  } else if (!groups.empty()) {
+    return bad("the field's patterns name group " + groups.front() +
+                   " but it has no transform, the only place a named group is used",
+               path);
   }
   return spec;
 }
@@ -372,8 +397,8 @@ base::status anchors_of(const json::value& j, compiled_template& c) {
   if (literal == pattern_form) {
     return bad("give exactly one of start_anchor and start_anchor_pattern", "$");
   }
-  if (literal) return literals(j["start_anchor"], "$.start_anchor", c.anchors);
-  return pattern(j["start_anchor_pattern"], "$.start_anchor_pattern", c.anchors);
+  if (literal) return literals(j["start_anchor"], "$.start_anchor", c.anchor);
+  return pattern(j["start_anchor_pattern"], "$.start_anchor_pattern", c.anchor);
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
-// Transforms and casting. A transform is JSON whose strings of the exact form "{path}" are
-// replaced by the value the path names in scope (content, a named group, or under
-// transform_each an element's keys), dotted paths walking into objects (and lists by index).
-// Casting follows the tool's JSON schema: only string values change, and only into a value of
-// the declared type; anything that does not read as that type stays a string.
+// Transforms and casting, as transformers applies them. A transform is JSON whose strings of
+// the exact form "{path}" are replaced by the value the path names in scope (content and the
+// named groups, or under transform_each an element's keys and the named groups), dotted paths
+// walking into objects. Casting follows the tool's JSON schema: string argument values (and
+// the strings of a list value) are read as each declared type in turn, the first that reads
+// wins; anything that reads as none stays a string.
 #include "response/transform.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "response/content.h"
@@ -14,25 +17,29 @@ namespace {
 
 using base::errc;
 
-const json::value* resolve(const json::value& scope, std::string_view path) {
+// The value at a dotted path in scope, or the error naming where it stops.
+base::result<const json::value*> resolve(const json::value& scope, std::string_view path,
+                                         const std::string& where) {
   const json::value* at = &scope;
   std::size_t from = 0;
   while (from <= path.size()) {
     std::size_t dot = path.find('.', from);
     if (dot == std::string_view::npos) dot = path.size();
     const std::string part(path.substr(from, dot - from));
-    if (at->is_object()) {
-      auto it = at->find(part);
-      if (it == at->end()) return nullptr;
-      at = &*it;
-    } else if (at->is_array() && !part.empty() &&
-               part.find_first_not_of("0123456789") == std::string::npos) {
-      const std::size_t i = std::strtoull(part.c_str(), nullptr, 10);
-      if (i >= at->size()) return nullptr;
-      at = &(*at)[i];
-    } else {
-      return nullptr;
+    if (!at->is_object()) {
+      return base::make_error(errc::no_match,
+                              "transform placeholder {" + std::string(path) +
+                                  "} cannot index into " + json::type_name(*at) + " at " + part,
+                              base::location{.path = where});
     }
+    auto it = at->find(part);
+    if (it == at->end()) {
+      return base::make_error(errc::no_match,
+                              "transform placeholder {" + std::string(path) + "} is missing key " +
+                                  part + (from == 0 ? " (not set by this match)" : ""),
+                              base::location{.path = where});
+    }
+    at = &*it;
     from = dot + 1;
   }
   return at;
@@ -44,14 +51,9 @@ base::result<json::value> apply(const json::value& t, const json::value& scope,
     const std::string& s = t.get_ref<const std::string&>();
     std::size_t length = 0;
     if (find_placeholder(s, length) != 0 || length != s.size()) return t;
-    const std::string name = s.substr(1, s.size() - 2);
-    const json::value* v = resolve(scope, name);
-    if (v == nullptr) {
-      return base::make_error(errc::no_match,
-                              "transform placeholder {" + name + "} is not set by this match",
-                              base::location{.path = path});
-    }
-    return *v;
+    auto v = resolve(scope, s.substr(1, s.size() - 2), path);
+    if (!v) return std::move(v).error();
+    return **v;
   }
   if (t.is_object()) {
     json::value out = json::value::object();
@@ -74,86 +76,117 @@ base::result<json::value> apply(const json::value& t, const json::value& scope,
   return t;
 }
 
-const json::value* tool_schema(const json::value& tools, const std::string& name) {
-  if (!tools.is_array()) return nullptr;
-  for (const auto& t : tools) {
-    const json::value& fn = t.contains("function") ? t["function"] : t;
-    if (fn.is_object() && fn.value("name", "") == name && fn.contains("parameters")) {
-      return &fn["parameters"];
+// The types a schema declares, in order: "type" (a string or a list of them), then those of
+// each anyOf choice, then "null" when it is nullable.
+void schema_types(const json::value& schema, std::vector<std::string>& out, int depth = 0) {
+  if (!schema.is_object() || depth > 32) return;
+  if (auto t = schema.find("type"); t != schema.end()) {
+    if (t->is_string()) out.push_back(t->get<std::string>());
+    if (t->is_array()) {
+      for (const auto& x : *t) {
+        if (x.is_string()) out.push_back(x.get<std::string>());
+      }
     }
   }
-  return nullptr;
-}
-
-bool declares(const json::value& schema, std::string_view type) {
-  if (!schema.is_object() || !schema.contains("type")) return false;
-  const auto& t = schema["type"];
-  if (t.is_string()) return t.get<std::string>() == type;
-  if (t.is_array()) {
-    for (const auto& x : t) {
-      if (x.is_string() && x.get<std::string>() == type) return true;
-    }
+  if (auto any = schema.find("anyOf"); any != schema.end() && any->is_array()) {
+    for (const auto& choice : *any) schema_types(choice, out, depth + 1);
   }
-  return false;
-}
-
-// s as the schema's type, when it reads as one (the first declared type that fits).
-void cast_value(json::value& v, const json::value& schema) {
-  if (!v.is_string() || declares(schema, "string") || !schema.is_object()) return;
-  const std::string s(strip(v.get<std::string>()));
-  auto parsed = json::parse(s);
-  if (declares(schema, "integer") && parsed && parsed->is_number_integer()) {
-    v = std::move(*parsed);
-  } else if (declares(schema, "number") && parsed && parsed->is_number()) {
-    v = std::move(*parsed);
-  } else if (declares(schema, "boolean") &&
-             (s == "true" || s == "false" || s == "True" || s == "False")) {
-    v = (s == "true" || s == "True");
-  } else if (declares(schema, "null") && (s == "null" || s == "None")) {
-    v = nullptr;
-  } else if (declares(schema, "object") && parsed && parsed->is_object()) {
-    v = std::move(*parsed);
-  } else if (declares(schema, "array") && parsed && parsed->is_array()) {
-    v = std::move(*parsed);
+  if (auto n = schema.find("nullable"); n != schema.end() && python_truthy(*n) &&
+                                        std::find(out.begin(), out.end(), "null") == out.end()) {
+    out.push_back("null");
   }
 }
 
-void cast_call(json::value& call, const json::value& tools) {
-  if (!call.is_object()) return;
-  json::value* fn =
-      call.contains("function") && call["function"].is_object() ? &call["function"] : &call;
-  if (!fn->contains("name") || !(*fn)["name"].is_string() || !fn->contains("arguments")) return;
-  auto& args = (*fn)["arguments"];
-  if (args.is_string()) {
-    if (auto parsed = json::parse(args.get<std::string>()); parsed && parsed->is_object()) {
-      args = std::move(*parsed);
+// raw read as the first of types it reads as; raw itself when none.
+json::value coerce(const std::string& raw, const std::vector<std::string>& types) {
+  for (const auto& type : types) {
+    if (type == "integer") {
+      if (auto v = python_int(raw)) return *v;
+    } else if (type == "number") {
+      const auto v = python_float(raw);
+      if (!v || !std::isfinite(*v)) continue;
+      if (*v == std::floor(*v) && raw.find('.') == std::string::npos && std::fabs(*v) < 9.2e18) {
+        return json::value(static_cast<std::int64_t>(*v));
+      }
+      return json::value(*v);
+    } else if (type == "boolean") {
+      std::string s(strip(raw));
+      for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (s == "true" || s == "1" || s == "false" || s == "0") return s == "true" || s == "1";
+    } else if (type == "null") {
+      const std::string_view s = strip(raw);
+      if (s == "null" || s == "None") return nullptr;
+    } else if (type == "object" || type == "array") {
+      auto v = json::parse(raw);
+      if (v && (type == "object" ? v->is_object() : v->is_array())) return std::move(*v);
     }
   }
-  if (!args.is_object()) return;
-  const json::value* params = tool_schema(tools, (*fn)["name"].get<std::string>());
-  if (params == nullptr || !params->contains("properties") ||
-      !(*params)["properties"].is_object()) {
+  return raw;
+}
+
+void cast_call(json::value& call, const json::value& params) {
+  if (call.is_array()) {
+    for (auto& item : call) cast_call(item, params);
     return;
   }
-  const auto& props = (*params)["properties"];
-  for (auto it = args.begin(); it != args.end(); ++it) {
-    if (auto p = props.find(it.key()); p != props.end()) cast_value(it.value(), *p);
+  if (!call.is_object()) return;
+  auto fn = call.find("function");
+  if (fn == call.end() || !fn->is_object()) return;
+  auto name = fn->find("name");
+  auto args = fn->find("arguments");
+  if (name == fn->end() || !name->is_string() || args == fn->end() || !args->is_object()) return;
+  auto props = params.find(name->get<std::string>());
+  if (props == params.end() || props->empty()) return;
+  for (auto it = args->begin(); it != args->end(); ++it) {
+    auto p = props->find(it.key());
+    if (p == props->end()) continue;
+    std::vector<std::string> types;
+    schema_types(*p, types);
+    if (types.empty()) continue;
+    auto& v = it.value();
+    if (v.is_string()) {
+      v = coerce(v.get<std::string>(), types);
+    } else if (v.is_array()) {
+      for (auto& item : v) {
+        if (item.is_string()) item = coerce(item.get<std::string>(), types);
+      }
+    }
   }
 }
 
 }  // namespace
 
-void cast_tool_calls(json::value& v, const json::value& tools) {
-  if (v.is_array()) {
-    for (auto& call : v) cast_call(call, tools);
-  } else {
-    cast_call(v, tools);
+bool python_truthy(const json::value& v) {
+  if (v.is_null()) return false;
+  if (v.is_boolean()) return v.get<bool>();
+  if (v.is_number()) return v.get<double>() != 0;
+  if (v.is_string() || v.is_array() || v.is_object()) return !v.empty();
+  return true;
+}
+
+json::value tool_parameters(const json::value& tools) {
+  json::value out = json::value::object();
+  if (!tools.is_array()) return out;
+  for (const auto& t : tools) {
+    if (!t.is_object()) continue;
+    const json::value& fn = t.contains("function") ? t["function"] : t;
+    if (!fn.is_object() || !fn.contains("name") || !fn["name"].is_string()) continue;
+    json::value props = json::value::object();
+    if (auto p = fn.find("parameters"); p != fn.end() && p->is_object()) {
+      if (auto q = p->find("properties"); q != p->end() && q->is_object()) props = *q;
+    }
+    out[fn["name"].get<std::string>()] = std::move(props);
   }
+  return out;
+}
+
+void cast_tool_calls(json::value& v, const json::value& params) {
+  if (!params.empty()) cast_call(v, params);
 }
 
 base::result<json::value> region_value(const field_spec& f, json::value content,
                                        const std::vector<group_value>& groups,
-                                       const json::value& tools) {
+                                       const json::value& tool_params) {
   json::value value;
   if (!f.transform) {
     value = std::move(content);
@@ -165,12 +198,19 @@ base::result<json::value> region_value(const field_spec& f, json::value content,
           base::location{.path = f.path});
     }
     value = json::value::array();
-    for (auto& element : content) {
-      json::value scope = element.is_object() ? element : json::value::object();
+    for (std::size_t i = 0; i < content.size(); ++i) {
+      const auto& element = content[i];
+      if (!element.is_object()) {
+        return base::make_error(errc::no_match,
+                                "transform_each needs objects in the list, element " +
+                                    std::to_string(i) + " is " + json::type_name(element),
+                                base::location{.path = f.path});
+      }
+      json::value scope = json::value::object();
       for (const auto& g : groups) {
         if (g.set) scope[g.name] = g.text;
       }
-      if (!scope.contains("content")) scope["content"] = element;
+      for (auto it = element.begin(); it != element.end(); ++it) scope[it.key()] = it.value();
       auto v = apply(*f.transform, scope, json::path_key(f.path, "transform"));
       if (!v) return v;
       value.push_back(std::move(*v));
@@ -185,7 +225,7 @@ base::result<json::value> region_value(const field_spec& f, json::value content,
     if (!v) return v;
     value = std::move(*v);
   }
-  if (!tools.empty()) cast_tool_calls(value, tools);
+  cast_tool_calls(value, tool_params);
   return value;
 }
 

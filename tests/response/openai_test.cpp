@@ -50,7 +50,7 @@ struct delta_case {
 
 const char* kJoined = R"({"start_anchor": "A:", "fields": {
   "reasoning": {"open": "<r>", "close": "</r>", "repeats": true, "join": "\n\n"},
-  "content": {"close": "<eot>"},
+  "content": {"close": "<eot>", "repeats": true, "join": " "},
   "tool_calls": {"open": "[CALLS]", "content": "json", "transform_each": true,
     "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}}}}})";
 

@@ -30,7 +30,8 @@ inline bool same(const json::value& a, const json::value& b) {
   return json::same(a, b);
 }
 
-// Reasoning, repeated JSON tool calls and implicit content closed by the end-of-turn marker.
+// Reasoning, repeated JSON tool calls and implicit content closed by the end-of-turn marker,
+// every stretch of it joined (a non-repeating implicit field keeps only its last stretch).
 inline const char* chatml_template() {
   return R"({"defaults": {"role": "assistant"},
    "start_anchor": "<|im_start|>assistant\n",
@@ -38,7 +39,7 @@ inline const char* chatml_template() {
      "reasoning_content": {"open": "<think>", "close": "</think>"},
      "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": true,
                     "content": "json", "transform": {"type": "function", "function": "{content}"}},
-     "content": {"close": "<|im_end|>"}}})";
+     "content": {"close": "<|im_end|>", "repeats": true, "join": ""}}})";
 }
 
 }  // namespace chatpeg::response::testing
