@@ -55,9 +55,7 @@ std::vector<probe> probes() {
       {"tool_call",
        true,
        true,
-       {{"role", "assistant"},
-        {"content", ""},
-        {"tool_calls", json::value::array({weather})}}},
+       {{"role", "assistant"}, {"content", ""}, {"tool_calls", json::value::array({weather})}}},
       {"content_and_tool_call",
        true,
        true,
@@ -97,6 +95,21 @@ json::value comparable(const chat::message& m) {
   return out;
 }
 
+// The same form of a probe's assistant turn (arguments given as JSON text).
+json::value comparable_turn(const json::value& turn) {
+  chat::message m;
+  if (turn.contains("content")) m.content = turn["content"].get<std::string>();
+  if (turn.contains("reasoning_content")) {
+    m.reasoning_content = turn["reasoning_content"].get<std::string>();
+  }
+  for (const auto& c : turn.value("tool_calls", json::value::array())) {
+    m.tool_calls.push_back(
+        chat::tool_call{.name = c["function"]["name"].get<std::string>(),
+                        .arguments = c["function"]["arguments"].get<std::string>()});
+  }
+  return comparable(m);
+}
+
 }  // namespace
 
 json::value probe_check::to_json() const {
@@ -104,7 +117,8 @@ json::value probe_check::to_json() const {
           {"output", output},
           {"agree", agree},
           {"chatpeg", own},
-          {"response_template", response_template}};
+          {"response_template", response_template},
+          {"written", written}};
 }
 
 std::size_t cross_check_report::agreeing() const {
@@ -143,7 +157,7 @@ cross_check_report cross_check(const chat::chat_template& t, const response_temp
       report.skipped.emplace_back(p.name, turn.error().to_string());
       continue;
     }
-    probe_check c{.probe = p.name, .output = turn->output};
+    probe_check c{.probe = p.name, .output = turn->output, .written = comparable_turn(p.turn)};
     auto own = stream::parse(turn->before, turn->output);
     c.own = own ? comparable(*own) : error_json(own.error());
     auto dict = parse(

@@ -6,6 +6,8 @@
 // with the reason, and asserts floors.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <map>
 
@@ -16,8 +18,8 @@
 namespace chatpeg::response {
 namespace {
 
-constexpr int kWrittenFloor = 32;  // of 58 templates: response template written
-constexpr int kCaseFloor = 158;    // of 295 cases (written or not): read back as expected
+constexpr int kWrittenFloor = 52;  // of 58 templates: response template written
+constexpr int kCaseFloor = 267;    // of 295 cases (written or not): read back as expected
 
 std::string streamed_text(const template_ptr& t, const parse_options& o, const std::string& out,
                           std::size_t chunk, chat::message* final_message) {
@@ -50,6 +52,9 @@ std::string streamed_text(const template_ptr& t, const parse_options& o, const s
 // The generation prompt after one user turn ("" when the template cannot prepare it).
 TEST(ConformanceResponseRoundtrip, WrittenTemplatesReadTheCorpus) {
   CHATPEG_REQUIRE_SHARED(shared);
+  // CHATPEG_RESPONSE_DUMP: one JSON line per case read (tools/transformers_goldens.py --written).
+  std::ofstream dump;
+  if (const char* d = std::getenv("CHATPEG_RESPONSE_DUMP"); d && *d) dump.open(d);
   int written = 0, templates = 0, total = 0, passed = 0, stream_agree = 0, written_total = 0;
   std::map<std::string, std::string> not_written;
   std::vector<std::string> failures;
@@ -84,6 +89,16 @@ TEST(ConformanceResponseRoundtrip, WrittenTemplatesReadTheCorpus) {
       o.prefix = prep->prompt;
       o.tools = body.value("tools", json::value::array());
       const std::string output = cs["model_output"].get<std::string>();
+      if (dump.is_open()) {
+        dump << json::dump(json::value{{"template", name},
+                                       {"case", label},
+                                       {"spec", *rt_json},
+                                       {"prefix", o.prefix},
+                                       {"tools", o.tools},
+                                       {"output", output},
+                                       {"expected", cs["expected"]}})
+             << "\n";
+      }
       auto dict = parse(**rt, output, o);
       if (!dict) {
         failures.push_back(label + ": parse: " + dict.error().to_string());
@@ -136,7 +151,8 @@ TEST(ConformanceResponseRoundtrip, WrittenTemplatesReadTheCorpus) {
 }
 
 // The written template, cross-checked against the analysis it was written from on the chat
-// template's own probe renders, reads every probe that renders as chatpeg's parser does.
+// template's own probe renders, reads every probe that renders as chatpeg's parser does, or,
+// where the two differ, as the probe's turn was written (chatpeg's parser misread it).
 TEST(ConformanceResponseRoundtrip, WrittenTemplatesAgreeOnTheProbeRenders) {
   CHATPEG_REQUIRE_SHARED(shared);
   std::size_t checked = 0, agreeing = 0, skipped = 0, templates = 0;
@@ -157,7 +173,12 @@ TEST(ConformanceResponseRoundtrip, WrittenTemplatesAgreeOnTheProbeRenders) {
     agreeing += report.agreeing();
     skipped += report.skipped.size();
     for (const auto& p : report.probes) {
-      EXPECT_TRUE(p.agree) << name << " " << json::dump(p.to_json());
+      const bool as_written = json::same(p.response_template, p.written);
+      EXPECT_TRUE(p.agree || as_written) << name << " " << json::dump(p.to_json());
+      if (!p.agree && as_written) {
+        std::cout << "  chatpeg's parser misreads " << name << " " << p.probe << ": "
+                  << json::dump(p.own) << "\n";
+      }
     }
   }
   std::cout << "cross-check of written templates: " << templates << " templates, " << agreeing

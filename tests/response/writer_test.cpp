@@ -212,15 +212,20 @@ TEST(ResponseWriter, InexpressibleFormatsAreUnsupported) {
          a.tools.arg_value_end = "</a>";
          a.tools.values = chat::value_syntax::python;
        }},
-      {"dedicated handler", [](chat::analysis& a) { a.handler = "gpt-oss"; }},
+      {"dedicated handler without a writer",
+       [](chat::analysis& a) { a.handler = "deepseek-v3.2-dsml"; }},
+      {"harmony without its markers", [](chat::analysis& a) { a.handler = "gpt-oss"; }},
       {"name as key",
        [](chat::analysis& a) {
          a.tools.format = chat::tool_format::json_native;
          a.tools.call_start = "<c>";
          a.tools.function_name_as_key = true;
        }},
-      {"bare JSON calls",
-       [](chat::analysis& a) { a.tools.format = chat::tool_format::json_native; }},
+      {"bare JSON calls with a separator",
+       [](chat::analysis& a) {
+         a.tools.format = chat::tool_format::json_native;
+         a.tools.call_separator = ";";
+       }},
       {"reasoning without a start", [](chat::analysis& a) { a.reasoning.start.clear(); }},
       {"a name nothing ends before unmarked arguments",
        [](chat::analysis& a) {
@@ -237,9 +242,14 @@ TEST(ResponseWriter, InexpressibleFormatsAreUnsupported) {
     ASSERT_FALSE(written) << written->dump();
     EXPECT_EQ(written.error().code, base::errc::unsupported);
   }
-  auto no_anchor = write_template(chat::analysis{}, "");
-  ASSERT_FALSE(no_anchor);
-  EXPECT_EQ(no_anchor.error().code, base::errc::unsupported);
+  // Without a generation prompt the anchor is the prompt's end.
+  auto no_prompt = write_template(chat::analysis{}, "");
+  ASSERT_TRUE(no_prompt) << no_prompt.error().to_string();
+  auto t = response_template::from_json(*no_prompt);
+  ASSERT_TRUE(t);
+  auto got = parse(**t, "answer", {.prefix = "earlier answer"});
+  ASSERT_TRUE(got);
+  EXPECT_EQ((*got)["content"], "answer");
 }
 
 }  // namespace

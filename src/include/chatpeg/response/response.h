@@ -188,6 +188,7 @@ struct probe_check {
   std::string output;
   json::value own;                // chatpeg's own parser
   json::value response_template;  // the response template
+  json::value written;            // the turn the probe rendered, in the same form
   bool agree = false;
   json::value to_json() const;
 };
