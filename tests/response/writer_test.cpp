@@ -160,6 +160,30 @@ const writer_case kCases[] = {
      },
      "~~bot~~\n", "|call|get_weather {\"city\": \"Oslo\"}|/call|",
      R"({"role":"assistant","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":{"city":"Oslo"}}}]})"},
+    {"unmarked JSON calls: the call object is the whole output",
+     [](chat::analysis& a) { a.tools.format = chat::tool_format::json_native; }, "~~bot~~\n",
+     " {\"name\": \"get_weather\", \"arguments\": {\"days\": \"3\"}}",
+     R"({"role":"assistant","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":{"days":3}}}]})"},
+    {"unmarked JSON calls: text that is no call object is content",
+     [](chat::analysis& a) { a.tools.format = chat::tool_format::json_native; }, "~~bot~~\n",
+     "Hello {\"name\": 1}", R"({"role":"assistant","content":"Hello {\"name\": 1}"})"},
+    {"content after a call is joined, not replaced",
+     [](chat::analysis& a) {
+       a.tools.format = chat::tool_format::json_native;
+       a.tools.call_start = "<call>";
+       a.tools.call_end = "</call>";
+     },
+     "~~bot~~\n", "First.<call>{\"name\": \"get_weather\", \"arguments\": {}}</call>\n",
+     R"({"role":"assistant","content":"First.","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":{}}}]})"},
+    {"calls without an end marker end at the next call; the prompt's opener is cut off",
+     [](chat::analysis& a) {
+       a.content = {">>all\n", ""};
+       a.tools.format = chat::tool_format::tag_with_json;
+       a.tools.name_prefix = ">>";
+       a.tools.name_suffix = "\n";
+     },
+     "~~bot~~\n>>", "all\nLooking.>>get_weather\n{\"city\": \"C\"}>>get_weather\n{}",
+     R"({"role":"assistant","content":"Looking.","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":{"city":"C"}}},{"type":"function","function":{"name":"get_weather","arguments":{}}}]})"},
 };
 
 TEST(ResponseWriter, WrittenTemplatesReadTheirFormat) {
