@@ -1,7 +1,8 @@
 // `chatpeg grammar`: grammar-related modes. `--check G.gbnf [--input FILE]` reads a GBNF
 // grammar (syntax errors, and what llama.cpp's loader would refuse, with the rule and
-// line:column) and, with --input, says whether the grammar accepts the whole file (exit 0) or
-// where it stopped (exit 1). The request mode
+// line:column; a warning on stderr for what it loads but its sampler can loop on, exit 0) and,
+// with --input, says whether the grammar accepts the whole file (exit 0) or where it stopped
+// (exit 1). The request mode
 // (`--template T --request R`, the GBNF for a chat request) is another mode of the same
 // subcommand; run_grammar() dispatches on the options given.
 #include <iostream>
@@ -45,6 +46,12 @@ int run_check(const grammar_args& args) {
     e.where.file = args.check;
     report(e);
     return exit_failed;  // the grammar was read but is not valid GBNF
+  }
+  // What llama.cpp loads but may not sample: a warning, the check still passes.
+  for (const auto& w : grammar::gbnf_warnings(**g)) {
+    base::location where = w.where;
+    where.file = args.check;
+    std::cerr << "chatpeg: warning: " << w.message << " (" << where.to_string() << ")\n";
   }
   if (args.input.empty()) {
     std::cout << "ok: " << grammar::gbnf_rule_count(**g) << " rules\n";

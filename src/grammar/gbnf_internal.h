@@ -79,17 +79,34 @@ class llama_sequence {
   std::uint64_t repeated_ = 1;  // rules the next repetition repeats
 };
 
-// Left recursion as llama.cpp's loader refuses it, and a little more: cycles through a
-// nullable rule that has no empty alternative of its own, which llama.cpp's check misses
-// (some of those make its sampler expand the stack forever). rules[a] are the alternatives of
-// nonterminal a; a nonterminal flagged in reversed_star is a repetition the reader wrote
-// left-recursively (R ::= ε | R x), which llama.cpp writes right-recursively (R ::= x R | ε), so
-// its recursive alternative is read backwards. Returns the nonterminals of one cycle (each reaching
-// the next, the last the first), empty when there is none. Iterative: any grammar size, no deep
-// recursion.
-std::vector<std::uint32_t> find_left_recursion(
-    const std::vector<std::vector<std::vector<symbol>>>& rules,
-    const std::vector<std::uint8_t>& nullable, const std::vector<std::uint8_t>& reversed_star);
+// Alternatives per nonterminal (rules[a] are the alternatives of nonterminal a).
+using rule_set = std::vector<std::vector<std::vector<symbol>>>;
+
+// The rules as llama.cpp's loader lays them out. Where the reader makes a rule the loader
+// writes in place (flagged in `inlined`: S{m,n}'s m copies and tail, S+'s S S*, a repeated
+// literal of several characters), the rule's one alternative is spliced into the alternatives
+// that use it; a repetition the reader writes left-recursively (flagged in `reversed_star`:
+// R ::= ε | R x) is written the loader's way (R ::= x R | ε). Each alternative is kept up to
+// and including its first terminal, all the checks below read. Inline nonterminals have no
+// alternatives in the layout.
+rule_set llama_layout(const rule_set& rules, const std::vector<std::uint8_t>& reversed_star,
+                      const std::vector<std::uint8_t>& inlined);
+
+// Left recursion exactly as llama.cpp's loader refuses it (llama_grammar_detect_left_recursion):
+// a cycle through the references an alternative begins with, where the loader looks past a
+// reference only when the rule it names has an empty alternative of its own (a rule that is
+// merely nullable through other rules stops it). Returns the nonterminals of one cycle (each
+// reaching the next, the last the first), empty when there is none. Iterative: any grammar
+// size, no deep recursion.
+std::vector<std::uint32_t> find_loader_left_recursion(const rule_set& layout);
+
+// A cycle the loader lets through on which llama.cpp's sampler never stops expanding: rules
+// reaching one another through nullable prefixes, with at least one reference on the cycle
+// followed by more of its alternative, so each lap pushes that rest onto the sampler's stack
+// (a cycle of references that each end their alternatives returns to a stack it has seen and
+// stops). Returns the nonterminals of one such cycle, empty when there is none.
+std::vector<std::uint32_t> find_sampler_loop(const rule_set& layout,
+                                             const std::vector<std::uint8_t>& nullable);
 
 }  // namespace detail
 
@@ -113,6 +130,7 @@ class gbnf_grammar {
   std::vector<std::uint8_t> nullable;
 
   std::uint32_t start = 0;  // the augmented start nonterminal
+  std::vector<gbnf_warning> warnings;
 };
 
 }  // namespace chatpeg::grammar

@@ -1,7 +1,9 @@
 // The rules of llama.cpp's grammar loader that are not syntax: bounded repetition counts and
-// their product along a sequence, and left recursion. The reader applies them while it reads
-// (gbnf_parse_options::llama_loader), so a grammar it calls valid is one llama-server loads,
-// and every grammar chatpeg emits is checked against them by the tests.
+// their product along a sequence, and left recursion as its loader finds it. The reader
+// applies them while it reads (gbnf_parse_options::llama_loader), so a grammar it calls valid
+// is one llama-server loads, and every grammar chatpeg emits is checked against them by the
+// tests. Besides, the cycles the loader lets through that make llama.cpp's sampler expand its
+// stack forever (find_sampler_loop), which the reader reports as warnings.
 #include <algorithm>
 
 #include "grammar/gbnf_internal.h"
@@ -44,45 +46,87 @@ std::string llama_sequence::repetition(std::uint32_t min, std::uint32_t max,
   return {};
 }
 
-namespace {
-
-// The nonterminals an alternative can begin with: each symbol in order while the ones before
-// it can match the empty string.
-template <typename F>
-void leftmost(const std::vector<symbol>& rhs, bool reversed,
-              const std::vector<std::uint8_t>& nullable, F&& f) {
-  const auto visit = [&](symbol s) {
-    if (is_terminal(s)) return false;
-    f(static_cast<std::uint32_t>(s));
-    return nullable[static_cast<std::size_t>(s)] != 0;
+rule_set llama_layout(const rule_set& rules, const std::vector<std::uint8_t>& reversed_star,
+                      const std::vector<std::uint8_t>& inlined) {
+  const std::size_t n = rules.size();
+  const auto flagged = [](const std::vector<std::uint8_t>& v, std::size_t a) {
+    return a < v.size() && v[a] != 0;
   };
-  if (reversed) {
-    for (auto it = rhs.rbegin(); it != rhs.rend(); ++it) {
-      if (!visit(*it)) return;
-    }
-  } else {
-    for (const symbol s : rhs) {
-      if (!visit(s)) return;
+  rule_set out(n);
+  // One alternative in the loader's order, inline nonterminals spliced in, up to and
+  // including its first terminal. An explicit stack of (symbols, next index): splices nest
+  // as deep as stacked repetitions do.
+  struct frame {
+    const std::vector<symbol>* rhs;
+    std::size_t next;
+  };
+  std::vector<frame> stack;
+  for (std::size_t a = 0; a < n; ++a) {
+    if (flagged(inlined, a)) continue;  // written in place where it is used
+    for (const auto& rhs : rules[a]) {
+      // The reader's R ::= R x is the loader's R ::= x R.
+      std::vector<symbol> ordered;
+      const bool reversed =
+          flagged(reversed_star, a) && !rhs.empty() && rhs.front() == static_cast<symbol>(a);
+      if (reversed) {
+        ordered.assign(rhs.begin() + 1, rhs.end());
+        ordered.push_back(rhs.front());
+      }
+      std::vector<symbol> alt;
+      stack.assign(1, {reversed ? &ordered : &rhs, 0});
+      bool terminal_seen = false;
+      while (!stack.empty() && !terminal_seen) {
+        frame& f = stack.back();
+        if (f.next == f.rhs->size()) {
+          stack.pop_back();
+          continue;
+        }
+        const symbol s = (*f.rhs)[f.next++];
+        if (!is_terminal(s) && flagged(inlined, static_cast<std::size_t>(s))) {
+          const auto& body = rules[static_cast<std::size_t>(s)];
+          if (!body.empty()) stack.push_back({&body.front(), 0});
+          continue;
+        }
+        alt.push_back(s);
+        terminal_seen = is_terminal(s);
+      }
+      out[a].push_back(std::move(alt));
     }
   }
+  return out;
 }
 
-}  // namespace
+namespace {
 
-std::vector<std::uint32_t> find_left_recursion(
-    const std::vector<std::vector<std::vector<symbol>>>& rules,
-    const std::vector<std::uint8_t>& nullable, const std::vector<std::uint8_t>& reversed_star) {
-  const std::size_t n = rules.size();
-  // Successor lists, then a colored depth-first search with an explicit stack.
-  std::vector<std::vector<std::uint32_t>> next(n);
-  for (std::size_t a = 0; a < n; ++a) {
-    const bool star = a < reversed_star.size() && reversed_star[a] != 0;
-    for (const auto& rhs : rules[a]) {
-      // Only the alternative that mentions the rule itself is written left-recursively.
-      const bool reversed = star && !rhs.empty() && rhs.front() == static_cast<symbol>(a);
-      leftmost(rhs, reversed, nullable, [&](std::uint32_t b) { next[a].push_back(b); });
+// An edge of the leftmost-reference graph: rule `to` can start where `from` starts; `grows`
+// when the reference is followed by more of its alternative (llama.cpp's sampler then keeps
+// that rest on its stack while it expands `to`).
+struct edge {
+  std::uint32_t to;
+  bool grows;
+};
+
+// The references each alternative can begin with: the first symbol, and each next one while
+// the ones before it can be passed over (`passable`).
+std::vector<std::vector<edge>> leftmost_edges(const rule_set& layout,
+                                              const std::vector<std::uint8_t>& passable) {
+  std::vector<std::vector<edge>> next(layout.size());
+  for (std::size_t a = 0; a < layout.size(); ++a) {
+    for (const auto& rhs : layout[a]) {
+      for (std::size_t i = 0; i < rhs.size(); ++i) {
+        if (is_terminal(rhs[i])) break;
+        const auto to = static_cast<std::uint32_t>(rhs[i]);
+        next[a].push_back({to, i + 1 < rhs.size()});
+        if (to >= passable.size() || passable[to] == 0) break;
+      }
     }
   }
+  return next;
+}
+
+// The first cycle of a graph, by a colored depth-first search with an explicit stack.
+std::vector<std::uint32_t> first_cycle(const std::vector<std::vector<edge>>& next) {
+  const std::size_t n = next.size();
   enum : std::uint8_t { unseen, on_path, finished };
   std::vector<std::uint8_t> color(n, unseen);
   std::vector<std::pair<std::uint32_t, std::size_t>> path;  // node, next successor to try
@@ -97,7 +141,7 @@ std::vector<std::uint32_t> find_left_recursion(
         path.pop_back();
         continue;
       }
-      const std::uint32_t to = next[node][i++];
+      const std::uint32_t to = next[node][i++].to;
       if (color[to] == on_path) {
         std::vector<std::uint32_t> cycle;
         auto it =
@@ -109,6 +153,93 @@ std::vector<std::uint32_t> find_left_recursion(
         color[to] = on_path;
         path.emplace_back(to, 0);
       }
+    }
+  }
+  return {};
+}
+
+// Strongly connected components (Tarjan's algorithm with an explicit stack): the component
+// index of each node.
+std::vector<std::uint32_t> components(const std::vector<std::vector<edge>>& next) {
+  const std::size_t n = next.size();
+  constexpr std::uint32_t none = 0xFFFFFFFFu;
+  std::vector<std::uint32_t> index(n, none), low(n, 0), comp(n, none);
+  std::vector<std::uint32_t> stack;
+  std::vector<std::uint8_t> on_stack(n, 0);
+  std::vector<std::pair<std::uint32_t, std::size_t>> call;
+  std::uint32_t counter = 0, comps = 0;
+  for (std::uint32_t root = 0; root < n; ++root) {
+    if (index[root] != none) continue;
+    call.emplace_back(root, 0);
+    index[root] = low[root] = counter++;
+    stack.push_back(root);
+    on_stack[root] = 1;
+    while (!call.empty()) {
+      auto& [v, i] = call.back();
+      if (i < next[v].size()) {
+        const std::uint32_t w = next[v][i++].to;
+        if (index[w] == none) {
+          index[w] = low[w] = counter++;
+          stack.push_back(w);
+          on_stack[w] = 1;
+          call.emplace_back(w, 0);
+        } else if (on_stack[w]) {
+          low[v] = std::min(low[v], index[w]);
+        }
+        continue;
+      }
+      if (low[v] == index[v]) {
+        std::uint32_t w = none;
+        do {
+          w = stack.back();
+          stack.pop_back();
+          on_stack[w] = 0;
+          comp[w] = comps;
+        } while (w != v);
+        ++comps;
+      }
+      const std::uint32_t done = v;
+      call.pop_back();
+      if (!call.empty()) low[call.back().first] = std::min(low[call.back().first], low[done]);
+    }
+  }
+  return comp;
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> find_loader_left_recursion(const rule_set& layout) {
+  std::vector<std::uint8_t> empty_alternative(layout.size(), 0);
+  for (std::size_t a = 0; a < layout.size(); ++a) {
+    for (const auto& rhs : layout[a]) empty_alternative[a] |= rhs.empty() ? 1 : 0;
+  }
+  return first_cycle(leftmost_edges(layout, empty_alternative));
+}
+
+std::vector<std::uint32_t> find_sampler_loop(const rule_set& layout,
+                                             const std::vector<std::uint8_t>& nullable) {
+  const auto next = leftmost_edges(layout, nullable);
+  const auto comp = components(next);
+  for (std::uint32_t u = 0; u < next.size(); ++u) {
+    for (const edge& e : next[u]) {
+      if (!e.grows || comp[e.to] != comp[u]) continue;
+      // u -> e.to, then back to u inside the component (breadth-first, the shortest way).
+      std::vector<std::uint32_t> parent(next.size(), 0xFFFFFFFFu);
+      std::vector<std::uint32_t> queue{e.to};
+      parent[e.to] = e.to;
+      for (std::size_t q = 0; q < queue.size() && parent[u] == 0xFFFFFFFFu; ++q) {
+        for (const edge& f : next[queue[q]]) {
+          if (comp[f.to] != comp[u] || parent[f.to] != 0xFFFFFFFFu) continue;
+          parent[f.to] = queue[q];
+          queue.push_back(f.to);
+        }
+      }
+      std::vector<std::uint32_t> back;  // u's predecessors back to e.to
+      for (std::uint32_t x = u; x != e.to; x = parent[x]) back.push_back(x);
+      std::vector<std::uint32_t> cycle{e.to};
+      cycle.insert(cycle.end(), back.rbegin(), back.rend());
+      std::rotate(cycle.begin(), std::find(cycle.begin(), cycle.end(), u), cycle.end());
+      return cycle;
     }
   }
   return {};

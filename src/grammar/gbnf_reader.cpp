@@ -4,11 +4,14 @@
 // unbounded repetition so Earley stays linear, bounded copies for {m,n}), literals become
 // runs of one-character terminals. Errors carry line:column and what was expected; group
 // nesting and the expanded size are bounded so hostile grammars cannot blow the stack or
-// the heap. With gbnf_parse_options::llama_loader it also refuses what llama.cpp's loader
-// refuses beyond syntax (gbnf_loader_rules.cpp): repetition counts and their product along a
-// sequence, empty character classes (llama.cpp reads `[]` as the empty string), a repetition
-// of the empty literal (llama.cpp finds no element before the operator) and left
-// recursion, naming the rule and where. finalize() then precomputes the recognizer's tables.
+// the heap. With gbnf_parse_options::llama_loader it also reads what llama.cpp's loader reads
+// its own way (an empty character class is the empty string) and refuses what it refuses
+// beyond syntax (gbnf_loader_rules.cpp): repetition counts and their product along a
+// sequence, a repetition of an empty literal or class (llama.cpp finds no element before the
+// operator) and left recursion, naming the rule and where; it warns about cycles the loader
+// lets through but the sampler cannot finish. A rule defined twice keeps its last definition
+// (a warning), as llama.cpp does; a token id <[N]> or !<[N]> matches no text.
+// finalize() then precomputes the recognizer's tables.
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -88,7 +91,8 @@ class reader {
   std::uint32_t new_aux(std::uint32_t parent);
   bool loader_refuses(base::errc code, std::uint32_t nt, std::size_t at, std::string message,
                       std::string expected);
-  bool check_left_recursion(const std::vector<std::uint8_t>& nullable);
+  bool check_left_recursion(const detail::rule_set& layout);
+  std::string chain(const std::vector<std::uint32_t>& cycle) const;  // "a -> b -> a"
   std::vector<std::uint8_t> derivable(bool terminals_ok) const;
   symbol intern_terminal(range_list ranges, bool negated);
   bool add_production(std::uint32_t nt, std::vector<symbol> rhs);
@@ -97,7 +101,8 @@ class reader {
   bool parse_alternatives(std::uint32_t nt, bool nested);
   bool parse_sequence(std::uint32_t nt, std::vector<symbol>& out, bool nested);
   bool parse_literal(std::vector<symbol>& out);
-  bool parse_class(std::uint32_t nt, std::vector<symbol>& out);
+  bool parse_class(std::vector<symbol>& out);
+  bool parse_token(std::vector<symbol>& out);  // <[N]> or !<[N]>
   bool parse_braces(std::uint32_t& min, std::uint32_t& max);
   bool apply_repetition(std::uint32_t nt, std::vector<symbol>& out, std::size_t first,
                         std::uint32_t min, std::uint32_t max);
@@ -112,13 +117,16 @@ class reader {
   std::size_t depth_ = 0;
   std::size_t symbol_count_ = 0;
   std::optional<base::error> error_;
+  std::vector<gbnf_warning> warnings_;  // at most max_warnings
+  static constexpr std::size_t max_warnings = 16;
 
   std::vector<std::string> names_;
   std::vector<std::vector<std::vector<symbol>>> alternatives_;  // per nonterminal
   std::vector<std::size_t> defined_at_;                         // npos: not (yet) defined
   std::vector<std::size_t> first_ref_at_;                       // npos: never referenced
   std::vector<std::uint32_t> owner_;  // the user rule each nonterminal was written in
-  std::vector<std::uint8_t> star_;    // x* / x+ rules written R ::= ... | R x
+  std::vector<std::uint8_t> star_;    // x* rules written R ::= ε | R x
+  std::vector<std::uint8_t> inline_;  // rules llama.cpp's loader writes in place (llama_layout)
   std::uint64_t llama_rules_ = 0;     // rule ids llama.cpp's loader has created so far
   std::unordered_map<std::string, std::uint32_t> ids_;
   std::size_t user_rules_ = 0;
@@ -169,9 +177,6 @@ bool reader::parse_escape(char32_t& out) {
     case ']':
       out = ']';
       return true;
-    case '-':
-      out = '-';
-      return true;
     case 'x':
       digits = 2;
       break;
@@ -184,7 +189,7 @@ bool reader::parse_escape(char32_t& out) {
     default:
       --pos_;
       return syntax(at, "unknown escape '\\" + std::string(1, c) + "'",
-                    "one of \\n \\r \\t \\\\ \\\" \\[ \\] \\- \\xHH \\uHHHH \\UHHHHHHHH");
+                    "one of \\n \\r \\t \\\\ \\\" \\[ \\] \\xHH \\uHHHH \\UHHHHHHHH");
   }
   std::uint32_t value = 0;
   for (int i = 0; i < digits; ++i) {
@@ -233,6 +238,7 @@ std::uint32_t reader::nonterminal(std::string_view name, std::size_t at) {
   first_ref_at_.push_back(at);
   owner_.push_back(id);
   star_.push_back(0);
+  inline_.push_back(0);
   ids_.emplace(std::string(name), id);
   ++llama_rules_;
   return id;
@@ -246,6 +252,7 @@ std::uint32_t reader::new_aux(std::uint32_t parent) {
   first_ref_at_.push_back(base::npos);
   owner_.push_back(owner_[parent]);
   star_.push_back(0);
+  inline_.push_back(0);
   return id;
 }
 
@@ -288,19 +295,26 @@ bool reader::parse_rule() {
   if (name.empty()) return syntax(pos_, "expected a rule name", "a rule name [a-zA-Z0-9-]+");
   const std::uint32_t nt = nonterminal(name, base::npos);
   if (defined_at_[nt] != base::npos) {
+    // llama.cpp's loader keeps the last definition; so does the reader, with a warning.
     base::location first;
     first.offset = defined_at_[nt];
     base::fill_line_column(first, src_);
-    return syntax(name_at,
-                  "rule '" + std::string(name) + "' is defined twice (first at line " +
-                      std::to_string(first.line) + ")",
-                  "a rule name not used before");
+    base::location where;
+    where.offset = name_at;
+    base::fill_line_column(where, src_);
+    if (warnings_.size() < max_warnings) {
+      warnings_.push_back(
+          {std::move(where), "rule '" + std::string(name) + "' is defined again (first at line " +
+                                 std::to_string(first.line) +
+                                 "): this definition replaces it, as in llama.cpp"});
+    }
+    alternatives_[nt].clear();
   }
-  defined_at_[nt] = name_at;
-  if (++user_rules_ > options_.max_rules) {
+  if (defined_at_[nt] == base::npos && ++user_rules_ > options_.max_rules) {
     return fail(base::errc::limit_exceeded, name_at,
                 "more than " + std::to_string(options_.max_rules) + " rules");
   }
+  defined_at_[nt] = name_at;
   skip_space(false);
   if (src_.substr(pos_, 3) != "::=") return syntax(pos_, "expected '::='", "'::='");
   pos_ += 3;
@@ -345,7 +359,7 @@ bool reader::parse_literal(std::vector<symbol>& out) {
   return true;
 }
 
-bool reader::parse_class(std::uint32_t nt, std::vector<symbol>& out) {
+bool reader::parse_class(std::vector<symbol>& out) {
   const std::size_t open = pos_;
   ++pos_;  // [
   bool negated = false;
@@ -368,14 +382,35 @@ bool reader::parse_class(std::uint32_t nt, std::vector<symbol>& out) {
     }
     ranges.emplace_back(lo, hi);
   }
-  if (ranges.empty() &&
-      !loader_refuses(base::errc::unsupported, nt, open,
-                      "empty character class: llama.cpp reads it as the empty string",
-                      "at least one character or range in the class")) {
-    return false;
-  }
   ++pos_;  // ]
+  // llama.cpp's loader reads an empty class ([] or [^]) as the empty string; without its
+  // rules the class matches no character.
+  if (ranges.empty() && options_.llama_loader) return true;
   out.push_back(intern_terminal(std::move(ranges), negated));
+  return true;
+}
+
+bool reader::parse_token(std::vector<symbol>& out) {
+  const std::size_t at = pos_;
+  if (peek() == '!') ++pos_;
+  ++pos_;  // <
+  if (peek() != '[') {
+    return syntax(at, "a token given by its text needs the model's vocabulary", "a token id <[N]>");
+  }
+  ++pos_;
+  if (peek() < '0' || peek() > '9' || eof()) return syntax(pos_, "expected a token id", "digits");
+  std::uint64_t id = 0;
+  while (!eof() && src_[pos_] >= '0' && src_[pos_] <= '9') {
+    id = id * 10 + static_cast<std::uint64_t>(src_[pos_] - '0');
+    if (id > 0xFFFFFFFFu) return syntax(at, "token id out of range", "a 32-bit token id");
+    ++pos_;
+  }
+  if (peek() != ']' || eof()) return syntax(pos_, "expected ']'", "']'");
+  ++pos_;
+  if (peek() != '>' || eof()) return syntax(pos_, "expected '>'", "'>'");
+  ++pos_;
+  // A token is not text: in text it matches nothing.
+  out.push_back(intern_terminal({}, false));
   return true;
 }
 
@@ -423,32 +458,30 @@ bool reader::apply_repetition(std::uint32_t nt, std::vector<symbol>& out, std::s
     x = out[first];
   } else {
     const std::uint32_t aux = new_aux(nt);
+    inline_[aux] = 1;  // the loader repeats the literal's characters themselves
     std::vector<symbol> body(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
     if (!add_production(aux, std::move(body))) return false;
     x = static_cast<symbol>(aux);
   }
   out.resize(first);
   // x*: left recursion (R ::= ε | R x) keeps Earley linear over long runs.
-  auto star = [&](bool at_least_one) -> std::optional<symbol> {
+  auto star = [&]() -> std::optional<symbol> {
     const std::uint32_t r = new_aux(nt);
     star_[r] = 1;
-    if (!add_production(r, at_least_one ? std::vector<symbol>{x} : std::vector<symbol>{})) {
-      return std::nullopt;
-    }
+    if (!add_production(r, {})) return std::nullopt;
     if (!add_production(r, {static_cast<symbol>(r), x})) return std::nullopt;
     return static_cast<symbol>(r);
   };
   std::optional<symbol> result;
   if (min == 0 && max == unbounded_count) {
-    result = star(false);
-  } else if (min == 1 && max == unbounded_count) {
-    result = star(true);
+    result = star();
   } else if (min == 0 && max == 1) {
     const std::uint32_t r = new_aux(nt);
     if (!add_production(r, {}) || !add_production(r, {x})) return false;
     result = static_cast<symbol>(r);
   } else {
-    // x{m,n}: one rule with m copies of x followed by the optional tail.
+    // x{m,n} (x+ is x{1,}): one rule with m copies of x followed by the optional tail, which
+    // the loader writes in place.
     std::vector<symbol> body;
     if (symbol_count_ + min > options_.max_symbols) {
       return fail(
@@ -457,7 +490,7 @@ bool reader::apply_repetition(std::uint32_t nt, std::vector<symbol>& out, std::s
     }
     body.assign(min, x);
     if (max == unbounded_count) {
-      const auto tail = star(false);
+      const auto tail = star();
       if (!tail) return false;
       body.push_back(*tail);
     } else if (max > min) {
@@ -474,6 +507,7 @@ bool reader::apply_repetition(std::uint32_t nt, std::vector<symbol>& out, std::s
       body.push_back(prev);
     }
     const std::uint32_t w = new_aux(nt);
+    inline_[w] = 1;
     if (!add_production(w, std::move(body))) return false;
     result = static_cast<symbol>(w);
   }
@@ -495,7 +529,7 @@ bool reader::parse_sequence(std::uint32_t nt, std::vector<symbol>& out, bool nes
     } else if (c == '[') {
       last = out.size();
       llama.element();
-      if (!parse_class(nt, out)) return false;
+      if (!parse_class(out)) return false;
     } else if (is_word_char(c)) {
       last = out.size();
       llama.element();
@@ -519,6 +553,10 @@ bool reader::parse_sequence(std::uint32_t nt, std::vector<symbol>& out, bool nes
       --depth_;
       llama.group(llama_rules_ - rules_before);
       out.push_back(static_cast<symbol>(aux));
+    } else if (c == '<' || (c == '!' && peek(1) == '<')) {
+      last = out.size();
+      llama.element();
+      if (!parse_token(out)) return false;
     } else if (c == '.') {
       last = out.size();
       llama.element();
@@ -532,7 +570,8 @@ bool reader::parse_sequence(std::uint32_t nt, std::vector<symbol>& out, bool nes
       if (last == out.size() &&
           !loader_refuses(base::errc::unsupported, nt, at,
                           std::string("'") + c +
-                              "' after an empty literal: llama.cpp finds no element to repeat",
+                              "' after an empty literal or class: llama.cpp finds no element to "
+                              "repeat",
                           "a non-empty element before it")) {
         return false;
       }
@@ -593,31 +632,52 @@ base::result<std::shared_ptr<const gbnf_grammar>> reader::run() {
   alternatives_.push_back({{static_cast<symbol>(root->second)}});
   owner_.push_back(root->second);
   star_.push_back(0);
+  inline_.push_back(0);
   const std::vector<std::uint8_t> productive = derivable(true);
   std::vector<std::uint8_t> nullable = derivable(false);
-  if (options_.llama_loader && !check_left_recursion(nullable)) return std::move(*error_);
+  std::vector<gbnf_warning> warnings = std::move(warnings_);
+  if (options_.llama_loader) {
+    const auto layout = detail::llama_layout(alternatives_, star_, inline_);
+    if (!check_left_recursion(layout)) return std::move(*error_);
+    if (const auto loop = detail::find_sampler_loop(layout, nullable); !loop.empty()) {
+      base::location where;
+      where.offset = defined_at_[owner_[loop.front()]];
+      base::fill_line_column(where, src_);
+      warnings.push_back(
+          {std::move(where), "rule '" + names_[owner_[loop.front()]] +
+                                 "' can reach itself through rules that match the empty string (" +
+                                 chain(loop) +
+                                 ") with more to read after it: llama.cpp loads the grammar, but "
+                                 "its sampler can expand that cycle without end"});
+    }
+  }
   auto g = finalize(start, productive, std::move(nullable));
+  g->warnings = std::move(warnings);
   return std::shared_ptr<const gbnf_grammar>(std::move(g));
 }
 
-bool reader::check_left_recursion(const std::vector<std::uint8_t>& nullable) {
-  const auto cycle = detail::find_left_recursion(alternatives_, nullable, star_);
-  if (cycle.empty()) return true;
-  // The user rules on the cycle, in order, each named once.
+std::string reader::chain(const std::vector<std::uint32_t>& cycle) const {
+  // The user rules on the cycle, in order, each named once; the first rules only when long.
   std::vector<std::uint32_t> rules;
   for (const std::uint32_t nt : cycle) {
     const std::uint32_t r = owner_[nt];
     if (std::find(rules.begin(), rules.end(), r) == rules.end()) rules.push_back(r);
   }
-  // The chain, its first rules only when it is long.
   constexpr std::size_t shown = 6;
-  std::string chain;
-  for (std::size_t i = 0; i < rules.size() && i < shown; ++i) chain += names_[rules[i]] + " -> ";
-  if (rules.size() > shown) chain += "... (" + std::to_string(rules.size()) + " rules) -> ";
-  chain += names_[rules.front()];
-  return fail(base::errc::unsupported, defined_at_[rules.front()],
-              "left recursion: rule '" + names_[rules.front()] +
-                  "' can reach itself before reading any input (" + chain +
+  std::string out;
+  for (std::size_t i = 0; i < rules.size() && i < shown; ++i) out += names_[rules[i]] + " -> ";
+  if (rules.size() > shown) out += "... (" + std::to_string(rules.size()) + " rules) -> ";
+  out += names_[rules.front()];
+  return out;
+}
+
+bool reader::check_left_recursion(const detail::rule_set& layout) {
+  const auto cycle = detail::find_loader_left_recursion(layout);
+  if (cycle.empty()) return true;
+  const std::uint32_t first = owner_[cycle.front()];
+  return fail(base::errc::unsupported, defined_at_[first],
+              "left recursion: rule '" + names_[first] +
+                  "' can reach itself before reading any input (" + chain(cycle) +
                   "); llama.cpp refuses left-recursive grammars",
               "a terminal before the recursive reference, or the repetition written with * / +");
 }
@@ -720,6 +780,10 @@ base::result<std::shared_ptr<const gbnf_grammar>> parse_gbnf(std::string_view te
 
 std::size_t gbnf_rule_count(const gbnf_grammar& g) {
   return g.user_rule_count;
+}
+
+const std::vector<gbnf_warning>& gbnf_warnings(const gbnf_grammar& g) {
+  return g.warnings;
 }
 
 }  // namespace chatpeg::grammar

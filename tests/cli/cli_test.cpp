@@ -130,7 +130,7 @@ TEST_F(cli, grammar_loader_rules) {
            row{"root ::= \"a\"{0,5000}\n", "loader.gbnf:1:13", "above 2000"},
            row{"root ::= x\nx ::= x \"a\" | \"b\"\n", "loader.gbnf:2:1",
                "left recursion: rule 'x'"},
-           row{"root ::= [] \"a\"\n", "loader.gbnf:1:10", "empty character class"},
+           row{"root ::= [] \"a\"+ []*\n", "loader.gbnf:1:20", "after an empty literal or class"},
        }) {
     const auto g = write("loader.gbnf", w.text);
     const auto r = run({"grammar", "--check", g});
@@ -140,6 +140,26 @@ TEST_F(cli, grammar_loader_rules) {
     EXPECT_NE(r.err.find(w.where), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(w.what), std::string::npos) << r.err;
   }
+}
+
+// What llama.cpp loads, --check accepts: a repetition of a nullable sequence (the shape
+// llama.cpp's schema converter writes) silently; a grammar whose sampler can loop with one
+// warning line on stderr, exit 0.
+TEST_F(cli, grammar_check_accepts_what_llama_loads) {
+  const auto ok =
+      write("nullable.gbnf", "root ::= (call? ws)+\ncall ::= \"c\"\nws ::= [ \\t\\n]*\n");
+  const auto r = run({"grammar", "--check", ok});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "ok: 3 rules\n");
+  EXPECT_EQ(r.err, "");
+  const auto loop =
+      write("loop.gbnf", "root ::= x\nx ::= n x \"a\" | \"b\"\nn ::= m\nm ::= \"\" | \"c\"\n");
+  const auto w = run({"grammar", "--check", loop});
+  EXPECT_EQ(w.code, 0) << w.err;
+  EXPECT_EQ(w.out, "ok: 4 rules\n");
+  EXPECT_TRUE(one_line(w.err)) << w.err;
+  EXPECT_EQ(w.err.rfind("chatpeg: warning: rule 'x'", 0), 0u) << w.err;
+  EXPECT_NE(w.err.find("loop.gbnf:2:1"), std::string::npos) << w.err;
 }
 
 TEST_F(cli, input_accepted) {

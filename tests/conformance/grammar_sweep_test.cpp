@@ -9,7 +9,9 @@
 // content: the required grammar admits no free text before the first call); named, outputs
 // whose calls all call that function. Templates without round-trip cases are swept with a
 // plain request, and every template with a response_format schema (reasoning on and off).
-// Prints the counts and asserts that nothing is refused or rejected.
+// Each grammar's reading has no warning (nothing the sampler can loop on). With
+// CHATPEG_GBNF_ORACLE (llama.cpp's own loader, support/gbnf_oracle.h) every grammar is also
+// loaded there. Prints the counts and asserts that nothing is refused or rejected.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -20,6 +22,7 @@
 #include "chatpeg/chat/prepare.h"
 #include "chatpeg/grammar/gbnf.h"
 #include "support/conformance.h"
+#include "support/gbnf_oracle.h"
 
 namespace chatpeg::stream {
 namespace {
@@ -98,6 +101,8 @@ class sweeper {
 
   // Prepares the request; checks its grammar loads; then, when an output is given, that the
   // grammar accepts it.
+  void report() const { oracle_.report(std::cout); }
+
   void run(const chat::chat_template& t, const json::value& body, const std::string& label,
            const std::string* output) {
     auto req = chat::request::from_json(body);
@@ -124,6 +129,10 @@ class sweeper {
       return;
     }
     ++c_.loaded;
+    if (!grammar::gbnf_warnings(**g).empty()) {
+      failures_.push_back(label + ": " + grammar::gbnf_warnings(**g).front().message);
+    }
+    oracle_.check(prep->gbnf, label, failures_);
     if (!output) return;
     std::string text = *output;
     if (prep->grammar_lazy) {
@@ -146,6 +155,7 @@ class sweeper {
  private:
   sweep_counts& c_;
   std::vector<std::string>& failures_;
+  testing::gbnf_oracle oracle_;
 };
 
 TEST(ConformanceGrammarSweep, EveryGrammarLoadsAndAcceptsItsOutputs) {
@@ -229,6 +239,7 @@ TEST(ConformanceGrammarSweep, EveryGrammarLoadsAndAcceptsItsOutputs) {
               << "): " << reason << "\n";
   }
   for (const auto& f : failures) std::cout << "  FAIL " << f << "\n";
+  sweep.report();
   std::cout << "grammar sweep: " << c.requests << " requests, " << c.loaded
             << " grammars load (llama.cpp loader rules), " << c.no_grammar << " without a grammar, "
             << c.prepare_errors << " refused by prepare; " << c.outputs_accepted << "/"

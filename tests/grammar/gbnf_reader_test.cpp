@@ -44,7 +44,8 @@ INSTANTIATE_TEST_SUITE_P(
         valid_case{"escapes", R"(root ::= "\n\r\t\\\"\[\]\x41\u00e9\U0001F600")", 1},
         valid_case{"class_escapes", R"(root ::= [^\]\\\x00-\x1F"] [\u0100-\uFFFF])", 1},
         valid_case{"class_dash_last", "root ::= [a-]", 1}, valid_case{"any", "root ::= . .*", 1},
-        valid_case{"escaped_dash", R"(root ::= "\-" [\-a])", 1},
+        valid_case{"tokens", "root ::= <[12]> !<[3]>* \"a\"", 1},
+        valid_case{"defined_twice_keeps_the_last", "root ::= x\nx ::= \"a\"\nx ::= \"b\"", 2},
         valid_case{"postfix", "root ::= \"a\"* \"b\"+ \"c\"? (\"d\" \"e\")*", 1},
         valid_case{"braces", "root ::= \"a\"{2} \"b\"{1,} \"c\"{0,3} \"d\"{ 2 , 4 }", 1},
         valid_case{"stacked_postfix", "root ::= \"a\"*?", 1},
@@ -99,8 +100,10 @@ INSTANTIATE_TEST_SUITE_P(
         invalid_case{"undefined_second_line", "root ::= x\nx ::= y", syn, 2, 7, "'y'"},
         invalid_case{"no_root", "foo ::= \"a\"\n", syn, 2, 1, "no 'root' rule"},
         invalid_case{"empty_grammar", "", syn, 1, 1, "no 'root' rule"},
-        invalid_case{"defined_twice", "root ::= \"a\"\nroot ::= \"b\"", syn, 2, 1, "twice"},
         invalid_case{"unknown_escape", "root ::= \"\\q\"", syn, 1, 11, "unknown escape"},
+        invalid_case{"escaped_dash", "root ::= [a\\-z]", syn, 1, 12, "unknown escape"},
+        invalid_case{"token_by_text", "root ::= <think>", syn, 1, 10, "vocabulary"},
+        invalid_case{"token_unclosed", "root ::= <[12]", syn, 1, 15, "'>'"},
         invalid_case{"short_hex", "root ::= \"\\x4\"", syn, 1, 14, "hex digits"},
         invalid_case{"big_code_point", "root ::= \"\\U00110000\"", syn, 1, 11, "U+10FFFF"},
         invalid_case{"postfix_first", "root ::= *", syn, 1, 10, "must follow"},
@@ -124,9 +127,15 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& tc) { return std::string(tc.param.name); });
 
 TEST(gbnf_reader, without_loader_limits) {
-  // llama.cpp reads [] as the empty string: refused by default, an empty set without limits.
-  EXPECT_FALSE(parse_gbnf("root ::= [] | \"a\"").has_value());
-  EXPECT_TRUE(parse_gbnf("root ::= [] | \"a\"", {.llama_loader = false}).has_value());
+  // llama.cpp reads [] as the empty string, so does the reader by default; without its
+  // rules [] is a class that matches no character.
+  for (const bool loader : {true, false}) {
+    auto e = parse_gbnf("root ::= [] | \"a\"", {.llama_loader = loader});
+    ASSERT_TRUE(e.has_value());
+    auto r = recognize(**e, "");
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->accepted, loader);
+  }
   auto g =
       parse_gbnf("root ::= \"a\"{900000} \"b\"{900000} \"c\"{900000} \"d\"{900000} \"e\"{900000}",
                  {.llama_loader = false});
