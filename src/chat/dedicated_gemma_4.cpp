@@ -8,6 +8,8 @@
 // scalar is tool-arg-value typed by the tool's schema (JSON spelling), and any other value
 // is tool-arg-value over Gemma text (a nested dict/list converts only when it is also JSON;
 // Gemma strings and bare keys inside containers need stream::value_converter support).
+#include <algorithm>
+
 #include "chat/analysis_detail.h"
 #include "dedicated_builders.h"
 
@@ -53,37 +55,31 @@ struct gemma {
     return lit(quote) + b.tag(tag::tool_arg_string_value, string_text()) + lit(quote);
   }
 
+  // The schema's types as grammar::schema_type_names maps them ("str" is "string").
   static bool has_type(const json::value& schema, std::string_view type) {
-    if (!schema.is_object()) return false;
-    const auto t = schema.find("type");
-    if (t == schema.end()) return false;
-    if (t->is_string()) return t->get<std::string>() == type;
-    if (t->is_array()) {
-      for (const auto& x : *t) {
-        if (x.is_string() && x.get<std::string>() == type) return true;
-      }
-    }
-    return false;
+    const auto types = grammar::schema_type_names(schema);
+    return std::find(types.begin(), types.end(), type) != types.end();
+  }
+  static bool single_type(const json::value& schema) {
+    return grammar::schema_type_names(schema).size() == 1;
   }
 
   static bool is_scalar(const json::value& schema) {
-    if (!schema.is_object()) return false;
-    const auto t = schema.find("type");
-    if (t == schema.end() || !t->is_string()) return false;
-    const std::string type = t->get<std::string>();
-    return type == "number" || type == "integer" || type == "boolean" || type == "null";
+    const auto types = grammar::schema_type_names(schema);
+    if (types.size() != 1) return false;
+    return types[0] == "number" || types[0] == "integer" || types[0] == "boolean" ||
+           types[0] == "null";
   }
 
   // The value of one top-level argument, typed by its schema: strings as raw text (and, in the
   // grammar, every other value in Gemma spelling, objects closed as the schema says).
   base::result<parser> arg_value(const json::value& schema, const std::string& rule) {
-    const bool string_only =
-        has_type(schema, "string") && schema.value("type", json::value()).is_string();
+    const bool string_only = has_type(schema, "string") && single_type(schema);
     if (c.for_gbnf && !string_only) {
       return grammar_value(c, schema, rule, grammar::literal_syntax::gemma);
     }
     if (has_type(schema, "string")) {
-      if (schema.value("type", json::value()).is_string()) return string_arg();
+      if (single_type(schema)) return string_arg();
       return b.choice({string_arg(), b.tag(tag::tool_arg_value, value())});  // ["string", ...]
     }
     if (is_scalar(schema)) {
@@ -174,7 +170,7 @@ base::result<gen_result> build_gemma_4(gen_context& c) {
     calls.push_back(*call);
   }
   auto call = b.rule(c.unique_rule("gemma-call"), calls.size() == 1 ? calls[0] : b.choice(calls));
-  const bool parallel = c.req.parallel_tool_calls;
+  const bool parallel = c.parallel_calls();
   auto calls_block = parallel ? call + b.zero_or_more(c.ws() + call) : call;
   if (c.tool_required) {
     out.root = reasoning + c.ws() + calls_block + c.ws() + b.end();

@@ -186,7 +186,7 @@ base::result<gen_result> build_gpt_oss(gen_context& c) {
     calls.push_back(h.call_msg(*tool, *args, from_recipient));
   }
   auto call = b.rule(c.unique_rule("harmony-call"), calls.size() == 1 ? calls[0] : b.choice(calls));
-  const bool parallel = c.req.parallel_tool_calls;
+  const bool parallel = c.parallel_calls();
   parser body;
   if (c.tool_required) {
     body = b.zero_or_more(other) + call +

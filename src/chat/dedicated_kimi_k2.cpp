@@ -81,7 +81,7 @@ base::result<gen_result> build_kimi_k2(gen_context& c) {
     calls.push_back(*call);
   }
   auto call = b.rule(c.unique_rule("kimi-call"), calls.size() == 1 ? calls[0] : b.choice(calls));
-  auto list = c.req.parallel_tool_calls ? call + b.zero_or_more(c.ws() + call) : call;
+  auto list = c.parallel_calls() ? call + b.zero_or_more(c.ws() + call) : call;
   auto close = c.ws() + b.optional(lit(b, section_end)) + c.ws();
   auto section = b.rule(c.unique_rule("kimi-calls"),
                         b.optional(lit(b, section_begin) + c.ws()) + list + close);

@@ -38,7 +38,7 @@ base::result<gen_result> functionary_v3_2(gen_context& c) {
     auto call = calls.size() == 1 ? calls[0] : b.choice(calls);
     block = c.tool_required ? call : b.choice({call, text});
   }
-  const std::uint32_t more = with_tools && c.req.parallel_tool_calls ? peg::unbounded : 1;
+  const std::uint32_t more = with_tools && c.parallel_calls() ? peg::unbounded : 1;
   auto rest = b.repeat(b.literal(">>>") + block, 0, more);
   gen_result out;
   // The parser reads ">>>" from the prefix, except after a prefilled message ("all\nHi, ").

@@ -491,6 +491,7 @@ base::result<prepared> generate(const analysis& a, const request& req,
   if (lazy) out.triggers = gbnf_src->r.triggers;
   if (options.build_gbnf) {
     peg::gbnf_options go;
+    go.bounded_space = true;  // a weak model must not spend its tokens on whitespace
     if (lazy) go.lazy_from = gbnf_src->r.lazy_from.id;
     auto text = peg::export_gbnf(gbnf_src->g, go);
     if (!text) return text.error();

@@ -63,6 +63,9 @@ struct gen_context {
   // the parser (it reads what a model writes), in the grammar only when the schema opens the
   // object (grammar::admits_undeclared_keys).
   bool admits_undeclared(const json::value& params) const;
+  // Whether a tool-call block holds more than one call: in the parser always (it reads every
+  // call a model writes), in the grammar as the request's parallel_tool_calls says.
+  bool parallel_calls() const { return req.parallel_tool_calls || !for_gbnf; }
 };
 
 // What a format builder returns: the root of the grammar, and for lazy grammars the node

@@ -127,10 +127,8 @@ std::vector<property> properties_of(const json::value& params) {
 }
 
 bool is_plain_string_schema(const json::value& s) {
-  if (!s.is_object()) return false;
-  const auto type = s.find("type");
-  if (type != s.end()) return *type == "string" && s.find("enum") == s.end();
-  return false;
+  const auto types = grammar::schema_type_names(s);  // "str" is "string" here too
+  return types.size() == 1 && types[0] == "string" && s.find("enum") == s.end();
 }
 
 // Arguments written one by one in markers (tag_with_tagged).
@@ -386,7 +384,7 @@ base::result<parser> calls_block(gen_context& c, const tool_syntax& ts) {
     calls.push_back(*call);
   }
   auto call = calls.size() == 1 ? calls[0] : b.choice(calls);
-  const bool parallel = c.req.parallel_tool_calls;
+  const bool parallel = c.parallel_calls();
   const std::string_view start_core = marker_core(ts.section_start);
   const std::string_view end_core = marker_core(ts.section_end);
   const bool array = ts.array_wrapped || (ts.pythonic && start_core.empty());

@@ -100,15 +100,59 @@ keyword_kind kind_of_keyword(std::string_view k) {
   return it == table.end() ? keyword_kind::unknown : it->second;
 }
 
+// JSON Schema's type names, and the spellings tool schemas also carry for them (Python's,
+// other languages', and any API's upper case: names are compared without case). A name not
+// here has no clear meaning and stands for any value ("any" among them).
+struct type_spelling {
+  std::string_view name;  // lower case
+  std::string_view standard;
+  std::uint8_t bit;
+};
+constexpr type_spelling type_spellings[] = {
+    {"null", "null", t_null},          {"none", "null", t_null},
+    {"nonetype", "null", t_null},      {"nil", "null", t_null},
+    {"boolean", "boolean", t_boolean}, {"bool", "boolean", t_boolean},
+    {"integer", "integer", t_integer}, {"int", "integer", t_integer},
+    {"long", "integer", t_integer},    {"number", "number", t_number},
+    {"float", "number", t_number},     {"double", "number", t_number},
+    {"decimal", "number", t_number},   {"string", "string", t_string},
+    {"str", "string", t_string},       {"array", "array", t_array},
+    {"list", "array", t_array},        {"tuple", "array", t_array},
+    {"object", "object", t_object},    {"dict", "object", t_object},
+    {"map", "object", t_object}};
+
+const type_spelling* find_spelling(std::string_view name) {
+  constexpr std::size_t longest = 8;
+  if (name.size() > longest) return nullptr;
+  std::string lower(name);
+  for (char& c : lower) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  for (const auto& t : type_spellings) {
+    if (t.name == lower) return &t;
+  }
+  return nullptr;
+}
+
 std::uint8_t type_from_name(std::string_view name) {
-  if (name == "null") return t_null;
-  if (name == "boolean") return t_boolean;
-  if (name == "integer") return t_integer;
-  if (name == "number") return t_number;
-  if (name == "string") return t_string;
-  if (name == "array") return t_array;
-  if (name == "object") return t_object;
-  return 0;
+  const type_spelling* t = find_spelling(name);
+  return t == nullptr ? 0 : t->bit;
+}
+
+// The types a "type" keyword admits: t_all when it names no clear type (a name outside the
+// table, a non-string entry, an empty array), so the grammar is the loosest one that contains
+// what the schema means.
+std::uint8_t type_mask(const json::value& type) {
+  if (type.is_string()) {
+    const std::uint8_t bit = type_from_name(type.get_ref<const std::string&>());
+    return bit == 0 ? static_cast<std::uint8_t>(t_all) : bit;
+  }
+  if (!type.is_array() || type.empty()) return t_all;
+  std::uint8_t out = 0;
+  for (const auto& n : type) {
+    const std::uint8_t bit = n.is_string() ? type_from_name(n.get_ref<const std::string&>()) : 0;
+    if (bit == 0) return t_all;
+    out |= bit;
+  }
+  return out;
 }
 
 bool is_count(const json::value& v) {
@@ -268,25 +312,28 @@ base::status schema_compiler::check_keywords(const json::value& s, const std::st
       continue;
     }
     if (k == "type") {
-      auto check_name = [&](const json::value& n, const std::string& p) -> base::status {
-        if (!n.is_string()) return schema_error(p, "'type' must be a string or an array");
-        if (type_from_name(n.get<std::string>()) == 0) {
-          return schema_error(p, "unknown type '" + n.get<std::string>() + "'");
+      // A type without a clear meaning is any value (type_mask), never an error: clients
+      // write such schemas and templates render them.
+      auto check_name = [&](const json::value& n, const std::string& p) {
+        if (!n.is_string()) {
+          warn(p, "'type' entry " + json::dump(n) + " is not a type name: any value");
+        } else if (type_from_name(n.get_ref<const std::string&>()) == 0) {
+          warn(p, "type '" + n.get<std::string>() + "' has no JSON Schema meaning: any value");
         }
-        return {};
       };
       if (v.is_array()) {
-        for (std::size_t i = 0; i < v.size(); ++i) {
-          if (auto st = check_name(v[i], json::path_index(at(), i)); !st) return st;
-        }
-      } else if (auto st = check_name(v, at()); !st) {
-        return st;
+        if (v.empty()) warn(at(), "'type' is an empty array: any value");
+        for (std::size_t i = 0; i < v.size(); ++i) check_name(v[i], json::path_index(at(), i));
+      } else {
+        check_name(v, at());
       }
     } else if (k == "required") {
-      if (!v.is_array()) return schema_error(at(), "'required' must be an array of strings");
-      for (std::size_t i = 0; i < v.size(); ++i) {
-        if (!v[i].is_string()) {
-          return schema_error(json::path_index(at(), i), "'required' entries must be strings");
+      // Loose like the type: what is not a key name is ignored.
+      if (!v.is_array()) {
+        warn(at(), "'required' is not an array of strings: ignored");
+      } else {
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          if (!v[i].is_string()) warn(json::path_index(at(), i), "'required' entry ignored");
         }
       }
     } else if (k == "properties") {
@@ -331,12 +378,8 @@ void schema_compiler::types_of(const json::value& s, std::uint8_t& types, bool& 
   types = 0;
   explicit_type = false;
   if (auto it = s.find("type"); it != s.end()) {
-    explicit_type = true;
-    if (it->is_array()) {
-      for (const auto& n : *it) types |= type_from_name(n.get<std::string>());
-    } else {
-      types = type_from_name(it->get<std::string>());
-    }
+    types = type_mask(*it);
+    explicit_type = types != t_all;
     if (s.value("nullable", false)) types |= t_null;
     return;
   }
@@ -435,15 +478,7 @@ void schema_compiler::merge_into(json::value& into, const json::value& from,
     return;
   }
   if (into.is_boolean()) into = json::value::object();
-  auto as_types = [](const json::value& t) {
-    std::uint8_t out = 0;
-    if (t.is_array()) {
-      for (const auto& n : t) out |= n.is_string() ? type_from_name(n.get<std::string>()) : 0;
-    } else if (t.is_string()) {
-      out = type_from_name(t.get<std::string>());
-    }
-    return out;
-  };
+  const auto as_types = type_mask;
   for (const auto& [k, v] : from.items()) {
     if (k == "$defs" || k == "definitions" || kind_of_keyword(k) == keyword_kind::annotation)
       continue;
@@ -849,6 +884,25 @@ base::result<compiled_schema> compile_schema(peg::builder& b, const json::value&
   auto p = c.run();
   if (!p) return std::move(p).error();
   return compiled_schema{*p, c.take_warnings()};
+}
+
+std::optional<std::string_view> standard_type(std::string_view name) {
+  const detail::type_spelling* t = detail::find_spelling(name);
+  if (t == nullptr) return std::nullopt;
+  return t->standard;
+}
+
+std::vector<std::string_view> schema_type_names(const json::value& schema) {
+  std::vector<std::string_view> out;
+  if (!schema.is_object()) return out;
+  const auto it = schema.find("type");
+  if (it == schema.end()) return out;
+  const std::uint8_t mask = detail::type_mask(*it);
+  if (mask == detail::t_all) return out;
+  for (const auto& t : detail::type_spellings) {
+    if (t.name == t.standard && (mask & t.bit) != 0) out.push_back(t.standard);
+  }
+  return out;
 }
 
 }  // namespace chatpeg::grammar

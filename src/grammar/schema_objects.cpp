@@ -158,8 +158,9 @@ base::result<peg::parser> schema_compiler::object_body(const json::value& s,
   std::unordered_set<std::string_view> required_set;
 
   std::vector<std::string> required;  // in order, without repeats
-  if (auto it = s.find("required"); it != s.end()) {
+  if (auto it = s.find("required"); it != s.end() && it->is_array()) {
     for (const auto& r : *it) {
+      if (!r.is_string()) continue;  // warned about by check_keywords
       const std::string& key = r.get_ref<const std::string&>();
       if (required_set.insert(key).second) required.push_back(key);
     }
@@ -226,17 +227,18 @@ base::result<peg::parser> schema_compiler::object_body(const json::value& s,
       members.push_back({key, make_member(key, *v), is_required(key)});
     }
   }
-  // Required keys without a declared schema take the additionalProperties schema (any value
-  // when the object is closed only by default).
+  // Required keys without a declared schema take the additionalProperties schema, or any
+  // value where that admits none: a schema that requires a key it does not declare means the
+  // key is there (the loosest reading; strictly, additionalProperties: false would match
+  // nothing).
   for (const auto& key : required) {
     if (declared_set.count(key) != 0) continue;
     peg::parser value = additional_value;
-    if (is_never(value) && closed_by_default) {
+    if (is_never(value)) {
       auto v = compile(any, additional_path, depth + 1);
       if (!v) return v;
       value = *v;
     }
-    if (is_never(value)) return never_;
     declared.push_back(key);
     declared_set.insert(key);
     members.push_back({key, make_member(key, value), true});

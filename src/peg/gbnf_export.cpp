@@ -68,7 +68,7 @@ std::string sanitize(std::string_view name) {
 
 class exporter {
  public:
-  explicit exporter(const grammar& g) : g_(g) {}
+  exporter(const grammar& g, bool bounded_space) : g_(g), bounded_space_(bounded_space) {}
 
   base::result<std::string> run(node_id root);
 
@@ -97,6 +97,7 @@ class exporter {
   }
 
   const grammar& g_;
+  const bool bounded_space_;  // gbnf_options::bounded_space
   std::optional<base::error> error_;
   std::unordered_set<std::string> used_;
   std::vector<node_id> rule_order_;
@@ -314,6 +315,7 @@ std::optional<gexpr> exporter::expr(node_id id, std::size_t depth) {
         } else if constexpr (std::is_same_v<T, nodes::any>) {
           return gexpr{".", true, true};
         } else if constexpr (std::is_same_v<T, nodes::space>) {
+          if (bounded_space_) return named("space", std::string(bounded_space_body));
           return gexpr{"[ \\t\\n\\r]*", false};
         } else if constexpr (std::is_same_v<T, nodes::char_class>) {
           if (const auto it = leaf_cache_.find(id); it != leaf_cache_.end()) return it->second;
@@ -414,7 +416,7 @@ base::result<std::string> export_gbnf(const grammar& g, const gbnf_options& opti
   if (root == no_node || root >= g.size()) {
     return base::make_error(base::errc::invalid_argument, "GBNF export: no start node");
   }
-  exporter e(g);
+  exporter e(g, options.bounded_space);
   return e.run(root);
 }
 

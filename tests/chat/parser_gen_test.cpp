@@ -5,6 +5,7 @@
 // named tool_choice, a missing call under required) are rejected.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -240,13 +241,16 @@ std::vector<gen_case> cases() {
         {"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
          "\"Paris\"}}\n</tool_call>",
          "FAIL"}}},
-      {"hermes_single_call_only",
+      {"hermes_single_call_grammar",
        hermes(),
-       R"(,"tool_choice":"required")",
+       R"(,"tool_choice":"required","parallel_tool_calls":false)",
        "",
+       // The grammar allows one call; the parser reads every call the model writes.
        {{"<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n</tool_call>\n"
          "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n</tool_call>",
-         "FAIL"}}},
+         "|tool_name='get_time' tool_args='{\"tz\": \"UTC\"}' |tool_name='get_time' "
+         "tool_args='{\"tz\": \"UTC\"}'",
+         false}}},
       {"nemo_array_ids",
        nemo(),
        R"(,"parallel_tool_calls":true)",
@@ -453,6 +457,114 @@ INSTANTIATE_TEST_SUITE_P(formats, parser_gen_table, ::testing::ValuesIn(cases())
 
 namespace chatpeg::chat {
 namespace {
+
+// parallel_tool_calls: absent means true; false bounds the grammar to one call while the
+// parser still reads each call the model writes, in every tool format.
+TEST(parser_gen, parallel_tool_calls_false_bounds_the_grammar_not_the_parser) {
+  const std::string one = "{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}";
+  struct row {
+    const char* name;
+    analysis a;
+    std::string single;  // one call
+    std::string two;     // two calls
+  };
+  const std::vector<row> rows = {
+      {"hermes", hermes(), "<tool_call>\n" + one + "\n</tool_call>",
+       "<tool_call>\n" + one + "\n</tool_call>\n<tool_call>\n" + one + "\n</tool_call>"},
+      {"nemo", nemo(), "[TOOL_CALLS][" + one + "]", "[TOOL_CALLS][" + one + ", " + one + "]"},
+      {"kimi", kimi(),
+       "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_time:0"
+       "<|tool_call_argument_begin|>{\"tz\": \"UTC\"}<|tool_call_end|>"
+       "<|tool_calls_section_end|>",
+       "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_time:0"
+       "<|tool_call_argument_begin|>{\"tz\": \"UTC\"}<|tool_call_end|><|tool_call_begin|>"
+       "functions.get_time:1<|tool_call_argument_begin|>{\"tz\": \"UTC\"}<|tool_call_end|>"
+       "<|tool_calls_section_end|>"},
+      {"lfm2", lfm2(), "<|tool_call_start|>[get_time(tz='UTC')]<|tool_call_end|>",
+       "<|tool_call_start|>[get_time(tz='UTC'), get_time(tz='UTC')]<|tool_call_end|>"},
+      {"qwen_coder", qwen_coder(),
+       "<tool_call>\n<function=get_time>\n<parameter=tz>\nUTC\n</parameter>\n</function>\n"
+       "</tool_call>",
+       "<tool_call>\n<function=get_time>\n<parameter=tz>\nUTC\n</parameter>\n</function>\n"
+       "</tool_call>\n<tool_call>\n<function=get_time>\n<parameter=tz>\nUTC\n</parameter>\n"
+       "</function>\n</tool_call>"}};
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.name);
+    for (const char* choice : {"auto", "required"}) {
+      SCOPED_TRACE(choice);
+      const std::string tc = std::string(R"(,"tool_choice":")") + choice + "\"";
+      auto absent = generate(r.a, make_request(body(tc)), {});
+      auto single = generate(r.a, make_request(body(tc + R"(,"parallel_tool_calls":false)")), {});
+      ASSERT_TRUE(absent.has_value()) << absent.error().to_string();
+      ASSERT_TRUE(single.has_value()) << single.error().to_string();
+      const std::string two_calls = parse_summary(*absent, r.two);
+      EXPECT_EQ(std::count(two_calls.begin(), two_calls.end(), '|'), 2) << two_calls;
+      EXPECT_EQ(parse_summary(*single, r.two), two_calls);
+      EXPECT_TRUE(gbnf_accepts(*absent, r.two));
+      EXPECT_TRUE(gbnf_accepts(*single, r.single));
+      EXPECT_FALSE(gbnf_accepts(*single, r.two));
+    }
+  }
+}
+
+// Tool schemas as clients write them: no request is refused, with parallel_tool_calls absent
+// or false the parser reads two calls, and the grammar loads (llama.cpp's loader rules, no
+// warning) and accepts the first call, typed by the standard meaning of each form.
+TEST(parser_gen, lenient_tool_schemas_parse_two_calls_and_load) {
+  struct row {
+    const char* name;
+    const char* params;  // the tool's parameters
+    const char* args;    // arguments of a call that fits
+    const char* wrong;   // arguments the grammar refuses ("" when every value fits)
+  };
+  const std::vector<row> rows = {
+      {"float", R"({"type":"object","properties":{"x":{"type":"float"}}})", R"({"x": 1.5})",
+       R"({"x": "a"})"},
+      {"int", R"({"type":"object","properties":{"x":{"type":"int"}}})", R"({"x": 2})",
+       R"({"x": 1.5})"},
+      {"str", R"({"type":"object","properties":{"x":{"type":"str"}}})", R"({"x": "a"})",
+       R"({"x": 1})"},
+      {"dict", R"({"type":"dict","properties":{"x":{"type":"dict"}}})", R"({"x": {"k": 1}})",
+       R"({"x": [1]})"},
+      {"list", R"({"type":"object","properties":{"x":{"type":"list","items":{"type":"int"}}}})",
+       R"({"x": [1, 2]})", R"({"x": ["a"]})"},
+      {"bool", R"({"type":"object","properties":{"x":{"type":"bool"}}})", R"({"x": true})",
+       R"({"x": 1})"},
+      {"any", R"({"type":"object","properties":{"x":{"type":"any"}}})", R"({"x": [null]})", ""},
+      {"type_array", R"({"type":"object","properties":{"x":{"type":["str","null"]}}})",
+       R"({"x": null})", R"({"x": 1})"},
+      {"required_undeclared", R"({"type":"object","properties":{"x":{"type":"int"}},
+         "required":["x","y"]})",
+       R"({"x": 1, "y": "z"})", R"({"x": 1})"},
+      {"no_type", R"({"properties":{"x":{"description":"anything"}}})", R"({"x": {"a": 1}})", ""},
+      {"no_type_at_all", R"({"description":"free"})", R"({"x": 1})", ""}};
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.name);
+    const std::string tools = std::string(R"([{"type":"function","function":{"name":"f",)") +
+                              R"("parameters":)" + r.params + "}}]";
+    const std::string call =
+        std::string("<tool_call>\n{\"name\": \"f\", \"arguments\": ") + r.args + "}\n</tool_call>";
+    for (const char* extra : {"", R"(,"parallel_tool_calls":false)"}) {
+      SCOPED_TRACE(extra);
+      const std::string text = std::string(R"({"messages":[{"role":"user","content":"hi"}],)") +
+                               R"("tools":)" + tools + R"(,"tool_choice":"required")" + extra + "}";
+      auto p = generate(hermes(), make_request(text), {});
+      ASSERT_TRUE(p.has_value()) << p.error().to_string();
+      const std::string two = parse_summary(*p, call + "\n" + call);
+      EXPECT_EQ(std::count(two.begin(), two.end(), '|'), 2) << two;
+      auto g = grammar::parse_gbnf(p->gbnf);
+      ASSERT_TRUE(g.has_value()) << g.error().to_string() << "\n" << p->gbnf;
+      EXPECT_TRUE(grammar::gbnf_warnings(**g).empty());
+      std::string why;
+      EXPECT_TRUE(gbnf_accepts(*p, call, &why)) << why;
+      if (*r.wrong != '\0') {
+        EXPECT_FALSE(
+            gbnf_accepts(*p, std::string("<tool_call>\n{\"name\": \"f\", \"arguments\": ") +
+                                 r.wrong + "}\n</tool_call>"));
+      }
+    }
+  }
+}
 
 TEST(parser_gen, tools_with_a_user_grammar_is_rejected) {
   auto req = testing::make_request(body(R"(,"grammar":"root ::= \"x\"")"));

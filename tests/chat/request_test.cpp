@@ -57,6 +57,20 @@ TEST(request, simple_values) {
   }
 }
 
+TEST(request, parallel_tool_calls_absent_or_null_means_true) {
+  const std::vector<std::pair<const char*, bool>> rows = {
+      {"", true},
+      {R"(,"parallel_tool_calls":null)", true},
+      {R"(,"parallel_tool_calls":true)", true},
+      {R"(,"parallel_tool_calls":false)", false}};
+  for (const auto& [extra, expected] : rows) {
+    auto r = parse(std::string(R"({"messages":[{"role":"user","content":"hi"}])") + extra + "}");
+    ASSERT_TRUE(r.has_value()) << extra << ": " << r.error().to_string();
+    EXPECT_EQ(r->parallel_tool_calls, expected) << extra;
+  }
+  EXPECT_TRUE(request{}.parallel_tool_calls);
+}
+
 TEST(request, errors_name_the_path) {
   const std::vector<std::pair<const char*, const char*>> rows = {
       {R"([])", "$"},

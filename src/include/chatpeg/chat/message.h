@@ -45,7 +45,7 @@ struct request {
   json::value messages = json::value::array();  // as given (validated)
   json::value tools = json::value::array();     // [{"type":"function","function":{...}}]
   chat::tool_choice tool_choice;
-  bool parallel_tool_calls = false;
+  bool parallel_tool_calls = true;         // absent means true, as in OpenAI's API
   std::optional<json::value> json_schema;  // response_format json_schema / json_object
   chat::reasoning_format reasoning_format = chat::reasoning_format::auto_;
   json::value chat_template_kwargs = json::value::object();

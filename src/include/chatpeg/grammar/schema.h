@@ -2,7 +2,8 @@
 // (incl. type arrays), enum, const, properties/required/additionalProperties, items,
 // prefixItems, min/maxItems, min/maxLength, anyOf/oneOf, allOf of objects, $ref/$defs
 // (recursion too). Keywords it cannot enforce are accepted loosely and reported as warnings,
-// never an error or a crash. Which undeclared object keys are matched is an option
+// never an error or a crash; so are type names outside JSON Schema's (standard_type maps the
+// common ones, any other is any value). Which undeclared object keys are matched is an option
 // (schema_options::undeclared): as the schema says, closed unless the schema opens the object
 // (for constraint grammars), or any (for lenient parsers).
 //
@@ -25,7 +26,9 @@
 // schema that can match nothing (false), which the GBNF export turns into the empty string.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "chatpeg/base/result.h"
@@ -108,5 +111,18 @@ struct compiled_schema {
 
 base::result<compiled_schema> compile_schema(peg::builder& b, const json::value& schema,
                                              const schema_options& options = {});
+
+// The JSON Schema type a type name means: the standard seven, and the spellings tool schemas
+// also carry (float, double → number; int, long → integer; str → string; dict, map → object;
+// list, tuple → array; bool → boolean; none, nil → null), compared without case. nullopt for
+// a name without a clear meaning ("any" among them), which stands for any value. One table:
+// the schema compiler reads it, and so does every parser that types a tool's argument.
+std::optional<std::string_view> standard_type(std::string_view name);
+
+// The standard type names a schema's "type" admits (through standard_type, in the order null,
+// boolean, integer, number, string, array, object); empty when the schema admits any type (no
+// "type", or one naming no clear type: an unknown name, a non-string entry, an empty array).
+// "nullable" is not read.
+std::vector<std::string_view> schema_type_names(const json::value& schema);
 
 }  // namespace chatpeg::grammar
