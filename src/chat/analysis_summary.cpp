@@ -3,6 +3,7 @@
 // marker, preserved tokens, capabilities, and the tool error when there is one. Markers are
 // shown as JSON strings so whitespace and newlines are visible.
 #include "chat/analysis_detail.h"
+#include "chatpeg/chat/tolerance.h"
 
 namespace chatpeg::chat {
 namespace {
@@ -140,6 +141,10 @@ std::string analysis::summary() const {
   }
   if (!tool_error.empty()) out += "tool error: " + tool_error + "\n";
   if (!note.empty()) out += "note: " + note + "\n";
+  if (const auto rules = tolerances_in_effect(*this); !rules.empty()) {
+    out += "tolerances (the parser also reads):\n";
+    for (const auto& r : rules) out += "    " + std::string(r.name) + ": " + std::string(r.reads) + "\n";
+  }
   out += "preserved tokens:";
   for (const auto& tok : preserved_tokens) out += " " + json::quote(tok);
   out += "\n";

@@ -28,7 +28,7 @@ base::result<gen_result> build_cohere(gen_context& c) {
   const std::string action(marker_core(ts.section_start));
   const std::string open(marker_core(cs.start));
   const std::string close(marker_core(cs.end));
-  auto wrapped = c.mark(cs.start) + b.content(b.until(close)) + c.mark(cs.end) + c.ws();
+  auto wrapped = c.mark(cs.start, false) + b.content(b.until(close)) + c.mark(cs.end) + c.ws();
   auto piece = b.content(b.any() + b.until_one_of({action, open}));
   out.root = reasoning + b.zero_or_more(b.choice({block + c.ws(), wrapped, piece})) + b.end();
   out.lazy_from = b.rule(c.unique_rule("tool-calls-tail"), block + c.ws());

@@ -54,7 +54,9 @@ base::result<parser> one_call(gen_context& c, const json::value& tool) {
   auto args = json_arguments(c, tool);
   if (!args) return args.error();
   const std::string name = tool_name(tool);
-  auto id = b.tag(tag::tool_id, b.literal("functions.") +
+  auto space = c.tolerant(tolerance::missing_namespace) ? b.optional(b.literal("functions."))
+                                                        : b.literal("functions.");
+  auto id = b.tag(tag::tool_id, space +
                                     b.atomic(b.tag(tag::tool_name, b.literal(name))) +
                                     b.literal(":") + b.chars("[0-9]", 1, 8));
   auto body = b.tag(tag::tool_open, lit(b, call_begin)) + c.ws() + id + c.ws() +
@@ -94,6 +96,16 @@ base::result<gen_result> build_kimi_k2(gen_context& c) {
   // shows in a lenient parse).
   auto piece =
       b.content(b.any() + b.until_one_of({std::string(section_begin), std::string(call_begin)}));
+  // A call to an offered tool that does not parse fails the parse instead of being text (the
+  // parser; the grammar has only valid calls). Other names stay text, as the model may have
+  // meant them.
+  if (!c.for_gbnf) {
+    std::vector<parser> names;
+    for (const json::value* tool : c.tools) names.push_back(b.literal(tool_name(*tool) + ":"));
+    piece = b.negate(b.optional(lit(b, section_begin) + c.ws()) + lit(b, call_begin) + c.ws() +
+                     b.optional(b.literal("functions.")) + b.choice(names)) +
+            piece;
+  }
   out.root = reasoning + b.zero_or_more(b.choice({section, piece})) + b.end();
   out.lazy_from = b.rule(c.unique_rule("kimi-calls-tail"), list + close);
   out.triggers.push_back({trigger_type::word, std::string(call_begin)});

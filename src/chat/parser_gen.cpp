@@ -50,10 +50,24 @@ std::string_view marker_core(std::string_view marker) {
   return marker;
 }
 
-peg::parser gen_context::mark(std::string_view marker) {
+peg::parser gen_context::mark(std::string_view marker, bool space_after) {
   if (marker.empty()) return b.eps();
-  const marker_shape shape = shape_of_marker(marker);
+  marker_shape shape = shape_of_marker(marker);
   if (shape.pieces.empty()) return ws();
+  if (tolerant(tolerance::flexible_space)) {
+    shape.space_before = true;
+    shape.space_after = space_after;
+    std::vector<std::string> split;  // "</arg_key><arg_value>" → "</arg_key>", "<arg_value>"
+    for (const auto& piece : shape.pieces) {
+      std::size_t from = 0;
+      for (std::size_t at = piece.find("><"); at != std::string::npos; at = piece.find("><", at + 1)) {
+        split.push_back(piece.substr(from, at + 1 - from));
+        from = at + 1;
+      }
+      split.push_back(piece.substr(from));
+    }
+    shape.pieces = std::move(split);
+  }
   std::vector<peg::parser> items;
   if (shape.space_before) items.push_back(ws());
   for (std::size_t i = 0; i < shape.pieces.size(); ++i) {
@@ -110,6 +124,10 @@ peg::parser reasoning_block(gen_context& c, peg::parser calls,
   auto wrap = [&](peg::parser p) { return c.extract_reasoning ? p : b.content(p); };
   auto open = c.mark(rs.start) + c.ws();
   auto close = c.mark(rs.end) + c.ws();
+  // The prompt opened the block and the model wrote the opener again.
+  if (c.state == prefix_state::reasoning_open && c.tolerant(tolerance::reopened_reasoning)) {
+    open = open + b.optional(c.mark(rs.start) + c.ws());
+  }
   switch (c.state) {
     case prefix_state::reasoning_open:
       if (c.for_gbnf) return wrap(c.ws() + text + close);
@@ -161,9 +179,9 @@ peg::parser plain_content(gen_context& c) {
   const auto& cs = c.a.content;
   // Only an opener ("<|content|>" in Solar Open): it may open the answer, the rest is content.
   if (!cs.start.empty() && cs.end.empty())
-    return b.optional(c.mark(cs.start)) + b.content(b.rest());
+    return b.optional(c.mark(cs.start, false)) + b.content(b.rest());
   if (cs.start.empty() || cs.end.empty()) return b.content(b.rest());
-  auto wrapped = c.mark(cs.start) + b.content(b.until(std::string(marker_core(cs.end)))) +
+  auto wrapped = c.mark(cs.start, false) + b.content(b.until(std::string(marker_core(cs.end)))) +
                  c.mark(cs.end) + c.ws() + b.end();
   return b.choice({wrapped, b.content(b.rest())});
 }
@@ -186,7 +204,7 @@ peg::parser json_answer(gen_context& c) {
 }  // namespace
 
 gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::string> words,
-                          peg::parser unknown_call) {
+                          peg::parser call_opening) {
   auto& b = c.b;
   gen_result out;
   calls = b.rule(c.unique_rule("tool-calls"), calls);
@@ -204,39 +222,36 @@ gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::st
         {tail_body, b.until(end_core) + c.mark(c.a.reasoning.end) + c.ws() + calls + c.ws()});
   }
   auto tail = b.rule(c.unique_rule("tool-calls-tail"), tail_body);
-  auto finish = tail + b.end();
+  // Under tolerance::text_around_calls the parser reads text after the calls and between
+  // them as content: the calls no longer have to end the output.
+  const bool around = c.tolerant(tolerance::text_around_calls);
+  auto finish = around ? tail : tail + b.end();
   // The parser also takes what a template writes between content and calls where it writes
   // them as two messages (tools.content_gap): content stops there, the calls follow it.
   std::vector<std::string> stops = words;
   if (const std::string_view gap = marker_core(c.a.tools.content_gap);
       !c.for_gbnf && !gap.empty() && !words.empty()) {
-    finish = b.choice({finish, c.mark(c.a.tools.content_gap) + tail + b.end()});
+    finish = b.choice({finish, c.mark(c.a.tools.content_gap) + (around ? tail : tail + b.end())});
     stops.emplace_back(gap);
-  }
-  if (c.tool_required) {
-    // The grammar allows no text before the first call; the parser still reads text a model
-    // wrote there (unconstrained output, as the reference does) into content.
-    if (c.for_gbnf || words.empty()) {
-      out.root = reasoning + c.ws() + finish;
-    } else {
-      auto piece = b.negate(calls) + b.content(b.any() + b.until_one_of(stops));
-      out.root = reasoning + b.choice({c.ws() + finish, b.zero_or_more(piece) + finish});
-    }
-    return out;
   }
   if (words.empty()) {
     // No marker announces a call (bare JSON / pythonic lists): the answer is calls, or text
-    // that calls to an offered tool may end ("Let me check.[f(a=1)]"); such calls begin with
-    // '[' or '{', so content runs from one of those bytes to the next. Calls followed by more
-    // text do not match (an explicit error, not content). The grammar (lazy, triggered at the
-    // start) allows calls or text.
+    // that calls to an offered tool may end ("Let me check.[f(a=1)]") — or, with text around
+    // calls, interrupt; such calls begin with '[' or '{', so content runs from one of those
+    // bytes to the next. Without that tolerance, calls followed by more text do not match
+    // (an explicit error, not content). The grammar (lazy, triggered at the start) allows
+    // calls or text.
     auto bare = c.ws() + calls + c.ws() + b.end();
-    if (c.for_gbnf) {
-      out.root = reasoning + b.choice({bare, b.content(b.rest())});
+    if (c.for_gbnf || (c.tool_required && !around)) {
+      out.root = reasoning + (c.tool_required ? bare : b.choice({bare, b.content(b.rest())}));
     } else {
-      auto at_end = b.rule(c.unique_rule("tool-calls-at-end"), calls + c.ws() + b.end());
+      auto unit = b.rule(c.unique_rule("tool-calls-at-end"),
+                         around ? calls + c.ws() : calls + c.ws() + b.end());
       auto piece = b.negate(calls) + b.content(b.any() + b.until_one_of({"[", "{"}));
-      out.root = reasoning + b.choice({bare, b.zero_or_more(b.choice({at_end, piece})) + b.end()});
+      auto units = b.zero_or_more(b.choice({unit, piece})) + b.end();
+      // Under tool_choice required at least one call.
+      if (c.tool_required) units = b.zero_or_more(piece) + unit + units;
+      out.root = reasoning + b.choice({bare, units});
     }
     out.triggers.push_back({trigger_type::pattern, "^\\s*[\\[{]"});
     out.lazy_from = calls;
@@ -248,16 +263,29 @@ gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::st
   // call still being written reports it, and a prefix of a call opener at the end of the
   // input is held back instead of leaking into content.
   auto piece = b.negate(calls) + b.content(b.any() + b.until_one_of(stops));
-  if (!c.for_gbnf && unknown_call.owner != nullptr) piece = b.negate(unknown_call) + piece;
+  if (!c.for_gbnf && call_opening.owner != nullptr) piece = b.negate(call_opening) + piece;
+  // What may follow the first calls: more calls and text (tolerated), else nothing.
+  auto after = around ? b.zero_or_more(b.choice({finish, piece})) + b.end() : b.eps();
+  if (c.tool_required) {
+    // The grammar allows no text before the first call; the parser still reads text a model
+    // wrote there (unconstrained output, as the reference does) into content.
+    if (c.for_gbnf) {
+      out.root = reasoning + c.ws() + finish;
+    } else {
+      out.root = reasoning +
+                 b.choice({c.ws() + finish + after, b.zero_or_more(piece) + finish + after});
+    }
+    return out;
+  }
   peg::parser body = b.zero_or_more(b.choice({finish, piece})) + b.end();
   const auto& cs = c.a.content;
   if (!cs.start.empty() && !cs.end.empty()) {
-    auto wrapped = c.mark(cs.start) + b.content(b.until(std::string(marker_core(cs.end)))) +
+    auto wrapped = c.mark(cs.start, false) + b.content(b.until(std::string(marker_core(cs.end)))) +
                    c.mark(cs.end) + c.ws();
     // Wrapped content, then calls or the end (an answer without calls), else free text.
-    body = b.choice({wrapped + finish, wrapped + b.end(), body});
+    body = b.choice({wrapped + finish + after, wrapped + b.end(), body});
   } else if (!cs.start.empty()) {
-    body = b.optional(c.mark(cs.start)) + body;
+    body = b.optional(c.mark(cs.start, false)) + body;
   }
   out.root = reasoning + body;
   for (auto& w : words) out.triggers.push_back({trigger_type::word, w});
@@ -265,43 +293,38 @@ gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::st
   return out;
 }
 
-// The opening of a call up to its function name followed by a name that is none of the
-// tools' (an unknown tool is an explicit error, not content). Only for formats whose
-// opening up to the name is distinctive: JSON calls with the name key first, or a non-empty
-// name prefix; a bare marker mention ("a <tool_call> tag") still reads as content.
-static peg::parser unknown_call(gen_context& c, const tool_syntax& ts) {
+// The opening of a call up to the first byte of its function name. Text where it matches is
+// never content: a call to a tool that is not offered, or an offered call that does not parse,
+// fails the parse (at the name or inside the call, naming what was expected there) instead of
+// being returned as text. Only for formats whose opening up to the name is distinctive: JSON
+// calls with the name key first, or a non-empty name prefix; a bare marker mention ("a
+// <tool_call> tag") still reads as content.
+static peg::parser call_opening(gen_context& c, const tool_syntax& ts) {
   auto& b = c.b;
-  if (ts.pythonic || c.tools.empty()) return {};
+  if (c.tools.empty()) return {};
   peg::parser opener;
-  peg::parser follow;
   const bool array = ts.array_wrapped;
   auto section = c.mark(ts.section_start);
   if (array &&
       (marker_core(ts.section_start).empty() || marker_core(ts.section_start).back() != '[')) {
     section = section + b.literal("[") + c.ws();
   }
-  if (ts.format == tool_format::json_native) {
+  if (ts.pythonic) {
+    // [name(...)]: distinctive only behind a section marker.
+    if (marker_core(ts.section_start).empty()) return {};
+    opener = section + c.mark(ts.call_start);
+  } else if (ts.format == tool_format::json_native) {
     if (marker_core(ts.section_start).empty() && marker_core(ts.call_start).empty()) return {};
     auto key = ts.function_name_as_key
                    ? b.eps()
                    : b.literal(json::quote(ts.name_key.empty() ? "name" : ts.name_key)) + c.ws() +
                          b.literal(":") + c.ws();
     opener = section + c.mark(ts.call_start) + b.literal("{") + c.ws() + key + b.literal("\"");
-    follow = b.literal("\"");
   } else {
     if (marker_core(ts.name_prefix).empty()) return {};
     opener = section + c.mark(ts.call_start) + c.mark(ts.name_prefix);
-    follow = marker_core(ts.name_suffix).empty()
-                 ? b.eps()
-                 : b.literal(std::string(marker_core(ts.name_suffix)));
   }
-  std::vector<peg::parser> known;
-  for (const json::value* tool : c.tools) {
-    known.push_back(b.literal(tool_name(*tool)) + c.ws() + follow);
-  }
-  auto names = known.size() == 1 ? known[0] : b.choice(known);
-  return b.rule(c.unique_rule("unknown-tool"),
-                opener + b.negate(names) + b.chars("[A-Za-z0-9_.-]", 1, 1));
+  return b.rule(c.unique_rule("call-opening"), opener + b.chars("[A-Za-z0-9_.-]", 1, 1));
 }
 
 base::result<gen_result> build_generic(gen_context& c) {
@@ -325,7 +348,11 @@ base::result<gen_result> build_generic(gen_context& c) {
       break;
     }
   }
-  auto out = assemble_tools(c, *calls, std::move(words), unknown_call(c, ts));
+  // A call read without its wrapper opens with its own opener: content stops there too.
+  if (c.tolerant(tolerance::missing_wrapper) && wrapper_close_at(ts) != std::string::npos) {
+    words.emplace_back(marker_core(ts.name_prefix));
+  }
+  auto out = assemble_tools(c, *calls, std::move(words), call_opening(c, ts));
   // The trigger keeps the whitespace the template writes after the opener ("<tool_call>\n",
   // as the reference does), so a mention of the bare marker in text does not wake the lazy
   // grammar; content scanning still stops at the bare marker.
@@ -439,6 +466,7 @@ base::result<prepared> generate(const analysis& a, const request& req,
   out.extract_reasoning =
       req.reasoning_format != reasoning_format::none && a.reasoning.mode != reasoning_mode::none;
   out.preserved_tokens = a.preserved_tokens;
+  out.finish_cut_calls = body == body_kind::tools && tolerates(a, tolerance::unclosed_call);
 
   auto make_context = [&](peg::builder& b, bool for_gbnf) {
     b.share_leaves(true);  // every call writes the same punctuation, markers and whitespace

@@ -12,6 +12,7 @@
 #include "chatpeg/chat/analysis.h"
 #include "chatpeg/chat/message.h"
 #include "chatpeg/chat/prepare.h"
+#include "chatpeg/chat/tolerance.h"
 #include "chatpeg/grammar/schema.h"
 #include "chatpeg/peg/builder.h"
 
@@ -53,8 +54,12 @@ struct gen_context {
   peg::parser ws();  // 0..max_free_space whitespace characters (one shared node)
   // A marker with its leading/trailing whitespace made flexible: "\n</tool_call>\n" →
   // ws "</tool_call>" ws. A marker without surrounding whitespace is an exact literal; a
-  // marker of whitespace only is ws.
-  peg::parser mark(std::string_view marker);
+  // marker of whitespace only is ws. Under tolerance::flexible_space (the parser) whitespace
+  // may also surround every marker and separate two tags inside it ("</arg_key>\n<arg_value>"),
+  // except after the marker where `space_after` is false (text follows that keeps its own).
+  peg::parser mark(std::string_view marker, bool space_after = true);
+  // Whether the parser being built takes tolerance t (never the grammar for GBNF).
+  bool tolerant(tolerance t) const { return !for_gbnf && tolerates(a, t); }
   std::string unique_rule(std::string_view base);  // "tool-get-weather-2"
   // Schema options for a value: rules named after `name`; undeclared object keys closed in the
   // grammar unless the schema opens the object, any in the parser (grammar::undeclared_keys).
@@ -114,11 +119,11 @@ base::result<gen_result> build_generic(gen_context& c);
 // The tool-call block of a tool_syntax: section(s) with one or more calls.
 base::result<peg::parser> calls_block(gen_context& c, const tool_syntax& ts);
 // Wraps a tool-call block with what comes before it (content, reasoning) per tool_choice.
-// `unknown_call` (optional): matches the opening of a call whose function name is not one
-// of the request's tools; such an output fails the parse (at the name, expecting the tool
-// names) instead of being read as content.
+// `call_opening` (optional): matches the opening of a call up to its function name; where it
+// matches and no call parses (a tool that is not offered, a call that breaks off) the output
+// fails the parse instead of being read as content.
 gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::string> trigger_words,
-                          peg::parser unknown_call = {});
+                          peg::parser call_opening = {});
 
 // The whole answer as content, for an answer a format's parser does not read — only when no
 // call to an offered tool starts in it (`openers`: each offered call's opening text), so a

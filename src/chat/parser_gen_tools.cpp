@@ -68,9 +68,18 @@ base::result<parser> json_native_call(gen_context& c, const json::value& tool) {
     append(seq, {*args, ws, b.literal("}")});
     return b.sequence(seq);
   }
-  // "key": value, as parts.
+  const std::vector<parser> args_value{*args};
+  // "key": value, as parts; under tolerance::payload_variants the arguments key may be any of
+  // the usual spellings.
   auto field = [&](const std::string& key, const std::vector<parser>& value) {
     std::vector<parser> parts{json_key(c, key)};
+    if (&value == &args_value && c.tolerant(tolerance::payload_variants)) {
+      std::vector<parser> keys{parts[0]};
+      for (const char* k : {"arguments", "parameters"}) {
+        if (key != k) keys.push_back(json_key(c, k));
+      }
+      parts[0] = b.choice(keys);
+    }
     append(parts, colon);
     append(parts, value);
     return parts;
@@ -78,7 +87,7 @@ base::result<parser> json_native_call(gen_context& c, const json::value& tool) {
   std::vector<std::vector<parser>> fields;
   fields.push_back(
       field(ts.name_key.empty() ? "name" : ts.name_key, {quote, name_literal(c, name), quote}));
-  fields.push_back(field(ts.arguments_key.empty() ? "arguments" : ts.arguments_key, {*args}));
+  fields.push_back(field(ts.arguments_key.empty() ? "arguments" : ts.arguments_key, args_value));
   if (!ts.id_key.empty()) {
     fields.push_back(
         field(ts.id_key, {quote, b.tag(tag::tool_id, b.json_string_content()), quote}));
@@ -145,6 +154,21 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
       if (!m->empty()) closers.push_back(*m);
     }
   }
+  // Under tolerance::missing_value_end a value also ends where the next argument or the
+  // call's end begins, its closer missing (spelled with the closer's leading whitespace too,
+  // which the value does not keep).
+  const bool open_ended = c.tolerant(tolerance::missing_value_end);
+  if (open_ended) {
+    const std::string_view value_end = ts.arg_value_end;
+    const std::string lead(value_end.substr(0, value_end.find_first_not_of(" \t\r\n")));
+    std::string call_close(marker_core(ts.call_end));
+    call_close = call_close.substr(0, call_close.find_first_of(" \t\r\n"));
+    for (const std::string& next : {std::string(marker_core(ts.arg_name_prefix)), call_close}) {
+      if (next.empty()) continue;
+      if (!lead.empty()) closers.push_back(lead + next);
+      closers.push_back(next);
+    }
+  }
   std::vector<std::string> delimiters;  // exact spelling first, then the core (lenient)
   for (const auto& m : closers) {
     delimiters.push_back(m);
@@ -203,13 +227,28 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
       suffix_core.empty() ? 0 : suffix_core.data() + suffix_core.size() - ts.arg_name_suffix.data();
   const std::string suffix_tail = ts.arg_name_suffix.substr(suffix_end);
   auto raw_suffix = [&]() {
-    if (suffix_core.empty() || suffix_tail.empty()) return c.mark(ts.arg_name_suffix);
-    return c.mark(ts.arg_name_suffix.substr(0, suffix_end)) + b.optional(b.literal(suffix_tail));
+    if (suffix_core.empty() || suffix_tail.empty()) return c.mark(ts.arg_name_suffix, false);
+    return c.mark(ts.arg_name_suffix.substr(0, suffix_end), false) +
+           b.optional(b.literal(suffix_tail));
   };
+  // Under tolerance::tag_attributes an argument's opening tag ('<parameter name="x">') may
+  // carry more attributes after its name ('<parameter name="x" type="string">').
+  auto name_suffix = [&](bool raw_string) {
+    if (c.tolerant(tolerance::tag_attributes) && suffix_core.size() >= 2 &&
+        suffix_core.front() == '"' && suffix_core.back() == '>') {
+      auto attribute = b.chars("[ \t]", 1, 4) + b.chars("[A-Za-z_:-]", 1, 32) + b.literal("=\"") +
+                       b.until("\"") + b.literal("\"");
+      return b.literal("\"") + b.repeat(attribute, 0, 8) +
+             (raw_string ? b.literal(">") + b.optional(b.literal(suffix_tail))
+                         : c.mark(std::string(">") + suffix_tail));
+    }
+    return raw_string ? raw_suffix() : c.mark(ts.arg_name_suffix);
+  };
+  parser value_close = c.mark(ts.arg_value_end);
+  if (open_ended && !marker_core(ts.arg_value_end).empty()) value_close = b.optional(value_close);
   auto entry = [&](parser name, parser value, bool raw_string = false) {
-    return b.tag(tag::tool_arg_open, c.mark(ts.arg_name_prefix)) + name +
-           (raw_string ? raw_suffix() : c.mark(ts.arg_name_suffix)) + value +
-           b.tag(tag::tool_arg_close, c.mark(ts.arg_value_end)) + c.mark(ts.arg_separator);
+    return b.tag(tag::tool_arg_open, c.mark(ts.arg_name_prefix)) + name + name_suffix(raw_string) +
+           value + b.tag(tag::tool_arg_close, value_close) + c.mark(ts.arg_separator);
   };
 
   const std::string name = tool_name(tool);
@@ -224,8 +263,15 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
       c.admits_undeclared(params) && !name_end.empty() &&
       !marker_core(ts.arg_name_prefix).empty()) {
     auto other = none_of(b, names, c.mark(ts.arg_name_suffix)) + b.until(name_end);
-    undeclared =
-        entry(b.tag(tag::tool_arg_name, other), raw_text(), ts.values == value_syntax::raw);
+    if (c.string_flag_values) {
+      // string="false">: a JSON value; string="true">: raw text.
+      auto json = b.literal("false\">") + b.tag(tag::tool_arg_value, b.json_value() + b.peek(terminator));
+      undeclared = entry(b.tag(tag::tool_arg_name, other),
+                         b.choice({json, b.literal("true\">") + raw_text()}));
+    } else {
+      undeclared =
+          entry(b.tag(tag::tool_arg_name, other), raw_text(), ts.values == value_syntax::raw);
+    }
   }
   if (props.empty()) return undeclared.owner != nullptr ? b.zero_or_more(undeclared) : b.eps();
   std::vector<parser> entries;
@@ -257,9 +303,30 @@ base::result<parser> pythonic_call(gen_context& c, const json::value& tool) {
   const json::value& params = tool_parameters(tool);
   const auto props = properties_of(params);
   auto eq = c.ws() + b.literal("=") + c.ws();
+  // The parser's untyped value; under tolerance::loose_python a string whose quotes were not
+  // escaped ('sed -n '1,5p' f') is read up to the quote the argument's end follows (the next
+  // "name=" or the call's close).
+  parser any_value = b.tag(tag::tool_arg_value, python_value(c));
+  if (c.tolerant(tolerance::loose_python)) {
+    auto ident = b.chars("[A-Za-z_]") + b.chars("[A-Za-z0-9_]", 0, 64);
+    auto arg_end = c.ws() + b.choice({b.literal(",") + c.ws() + ident + eq,
+                                      b.literal(")") + c.ws() +
+                                                          b.choice({b.chars("[,\\]<]", 1, 1), b.end()})});
+    // The value converter reads such a string as the whole value (a quote with more of the
+    // value after it is text); the end of the argument is inside the value node, so the value
+    // is complete only once the reading is decided.
+    std::vector<parser> loose;
+    for (const char* q : {"'", "\""}) {
+      auto close = b.literal(q) + b.peek(arg_end);
+      loose.push_back(b.literal(q) + b.zero_or_more(b.negate(close) + b.any()) + close);
+    }
+    any_value = b.rule(
+        c.unique_rule("py-arg-value"),
+        b.tag(tag::tool_arg_value, b.choice({python_value(c) + b.peek(arg_end), b.choice(loose)})));
+  }
   std::vector<parser> alts;
   for (const auto& p : props) {
-    parser value = b.tag(tag::tool_arg_value, python_value(c));
+    parser value = any_value;
     if (c.for_gbnf) {
       auto typed = grammar_value(c, *p.schema,
                                  c.unique_rule("arg-" + sanitize(name) + "-" + sanitize(p.name)),
@@ -275,8 +342,7 @@ base::result<parser> pythonic_call(gen_context& c, const json::value& tool) {
     std::vector<std::string> names;
     for (const auto& p : props) names.push_back(p.name);
     auto other = none_of(b, names, eq) + b.chars("[A-Za-z_]") + b.chars("[A-Za-z0-9_]", 0, 64);
-    alts.push_back(b.tag(tag::tool_arg_name, other) + eq +
-                   b.tag(tag::tool_arg_value, python_value(c)));
+    alts.push_back(b.tag(tag::tool_arg_name, other) + eq + any_value);
     count += 16;
   }
   parser args = b.eps();
@@ -326,21 +392,38 @@ base::result<parser> one_call(gen_context& c, const json::value& tool) {
     };
     std::vector<parser> seq;
     if (ts.id_pos == id_position::before_name) seq.push_back(id_before());
-    seq.push_back(c.mark(ts.name_prefix));
+    seq.push_back(c.tolerant(tolerance::missing_namespace) ? b.optional(c.mark(ts.name_prefix))
+                                                             : c.mark(ts.name_prefix));
     seq.push_back(name_literal(c, name));
-    seq.push_back(c.mark(ts.name_suffix));
+    // A marker between the name and JSON arguments may have been dropped as a special token.
+    const bool lost = c.tolerant(tolerance::lost_markers);
+    auto droppable = [&](const std::string& m) {
+      return lost && !marker_core(m).empty() ? b.optional(c.mark(m)) : c.mark(m);
+    };
+    seq.push_back(droppable(ts.name_suffix));
     if (ts.id_pos == id_position::after_name) seq.push_back(id_after_name());
-    seq.push_back(c.mark(ts.args_start));
+    seq.push_back(droppable(ts.args_start));
     seq.push_back(args);
     seq.push_back(c.mark(ts.args_end));
     if (ts.id_pos == id_position::after_args) seq.push_back(id_after_args());
     body = b.sequence(seq);
   }
-  parser close = b.tag(tag::tool_close, c.mark(ts.call_end));
+  parser open = c.mark(ts.call_start);
+  parser close = c.mark(ts.call_end);
+  if (const std::size_t outer = c.tolerant(tolerance::missing_wrapper)
+                                    ? wrapper_close_at(ts)
+                                    : std::string::npos;
+      outer != std::string::npos) {
+    // The call's outer tag may be missing, opening or closing ("<function=f>...</function>"
+    // without "<tool_call>"): its own opener and closer still delimit it.
+    open = b.optional(open);
+    close = c.mark(ts.call_end.substr(0, outer)) + b.optional(c.mark(ts.call_end.substr(outer)));
+  }
+  close = b.tag(tag::tool_close, close);
   // An end-of-generation closing marker may have been stripped from the end of the output.
   if (ts.close_ends_turn && ts.section_end.empty() && !ts.call_end.empty())
     close = b.choice({close, b.end()});
-  auto call = b.sequence({b.tag(tag::tool_open, c.mark(ts.call_start)), body, close});
+  auto call = b.sequence({b.tag(tag::tool_open, open), body, close});
   return b.rule(c.unique_rule("tool-" + sanitize(name)), b.tag(tag::tool, call));
 }
 
@@ -398,6 +481,9 @@ base::result<parser> calls_block(gen_context& c, const tool_syntax& ts) {
     sep = c.ws() + b.literal(",") + c.ws();
   } else {
     sep = ts.call_separator.empty() ? c.ws() : c.mark(ts.call_separator);
+    if (c.tolerant(tolerance::call_separators)) {
+      sep = b.choice({c.ws() + b.chars("[;,]", 1, 1) + c.ws(), sep});
+    }
   }
   if (ts.section_per_call && !array) {
     auto unit = open + call + close;

@@ -94,17 +94,29 @@ base::result<parse_outcome> parse_input(const chat::prepared& p, peg::matcher& m
   auto r = growing ? m.match_growing(input, flags) : m.match(input, flags);
 
   // Final parse: is the output a cut-off prefix? Asked when the complete parse fails (to
-  // tell truncation from a mismatch) and, with allow_truncated, also when it succeeds: a
-  // grammar with a content fallback may read a cut-off call as plain text, while the caller
-  // knows the output was cut and the call was already streamed.
+  // tell truncation from a mismatch) and, with allow_truncated or finish_cut_calls, also when
+  // it succeeds: a grammar with a content fallback may read a cut-off call as plain text, while
+  // the call was already streamed.
   std::optional<peg::match_result> cut;
+  const bool keep_cut = options.allow_truncated || p.finish_cut_calls;
   if (!options.partial && r.error.code != base::errc::limit_exceeded &&
-      (r.status == peg::match_status::fail || options.allow_truncated)) {
+      (r.status == peg::match_status::fail || keep_cut)) {
     auto more = m.match(input, lenient);
     if (more.status == peg::match_status::need_more_input) cut = std::move(more);
   }
 
-  if (r.status == peg::match_status::fail && cut && !options.allow_truncated) {
+  mapper mp;
+  std::optional<base::result<chat::message>> kept;
+  if (cut && !options.allow_truncated && p.finish_cut_calls) {
+    // Only a call cut by the end is finished with what was read; other cut-off text is not.
+    kept = mp.map(g, *cut, text, map_options{.partial = true, .close_open_calls = true});
+    if (!*kept || (*kept)->tool_calls.empty()) {
+      kept.reset();
+      if (r.ok()) cut.reset();
+    }
+  }
+
+  if (r.status == peg::match_status::fail && cut && !options.allow_truncated && !kept) {
     base::location where;
     where.offset = output.size();
     base::fill_line_column(where, output);
@@ -124,7 +136,6 @@ base::result<parse_outcome> parse_input(const chat::prepared& p, peg::matcher& m
     return err;
   }
 
-  mapper mp;
   auto finish = [&](base::result<chat::message> msg, bool incomplete,
                     bool truncated) -> base::result<parse_outcome> {
     if (!msg) {
@@ -145,13 +156,17 @@ base::result<parse_outcome> parse_input(const chat::prepared& p, peg::matcher& m
   }
   if (!cut) return finish(mp.map(g, r, text), false, false);
 
-  auto kept = mp.map(g, *cut, text, map_options{.partial = true, .close_open_calls = true});
-  if (r.ok() && kept) {
-    // Both readings exist: the complete one wins unless it drops what the cut one has.
+  if (!kept) kept = mp.map(g, *cut, text, map_options{.partial = true, .close_open_calls = true});
+  if (r.ok() && *kept) {
+    // Both readings exist: the complete one wins unless it drops what the cut one has (for a
+    // finished cut call: unless the cut reading has more calls).
     auto whole = mapper().map(g, r, text);
-    if (!whole || same_message(*whole, *kept)) return finish(std::move(whole), false, false);
+    if (!whole || same_message(*whole, **kept)) return finish(std::move(whole), false, false);
+    if (!options.allow_truncated && whole->tool_calls.size() >= (*kept)->tool_calls.size()) {
+      return finish(std::move(whole), false, false);
+    }
   }
-  return finish(std::move(kept), false, true);
+  return finish(std::move(*kept), false, options.allow_truncated);
 }
 
 }  // namespace detail

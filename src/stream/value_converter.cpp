@@ -120,7 +120,7 @@ void value_converter::feed(std::string_view text, std::string& out) {
     // Fast paths (a 64 KB argument is mostly one of these): inside a quoted string, a run of
     // plain bytes and escapes whose output is their input is copied at once; raw text takes
     // the rest of the feed; a Gemma string runs to the next '<'.
-    if (state_ == state::string && high_surrogate_.empty()) {
+    if (state_ == state::string && high_surrogate_.empty() && !close_held_) {
       if (quote_ == '"' || quote_ == '\'') {
         const std::size_t j = verbatim_string_run(text, i, quote_);
         if (j > i) {
@@ -195,7 +195,8 @@ void value_converter::start_value(char c, std::string& out) {
     state_ = state::string;
   } else if (c == '-' || is_digit(c)) {
     emit_comma_if_pending(out);
-    out += c;
+    number_zero_held_ = c == '0';
+    if (!number_zero_held_) out += c;
     number_has_digit_ = is_digit(c);
     number_last_ = c;
     state_ = state::number;
@@ -455,8 +456,28 @@ void value_converter::step(char c, std::string& out) {
           if (gemma_quote_step(c, o)) return;
           continue;
         }
+        if (close_held_) {
+          // Whitespace after the quote may still be the value's trailing space: held too.
+          if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            space_after_close_ += c;
+            return;
+          }
+          // More of the value follows: the held quote (and space) was text.
+          close_held_ = false;
+          append_string_byte(o, quote_);
+          for (const char w : space_after_close_) append_string_byte(o, w);
+          space_after_close_.clear();
+        }
         if (c != '\\') flush_high_surrogate(o);
-        if (c == quote_) return close_string(o);
+        if (c == quote_) {
+          // The closing quote of a string that is the whole value is its last byte: held until
+          // the value ends (a quote with more text after it is text: 'sed -n '1,5p' f').
+          if (stack_.empty() && !string_is_key_) {
+            close_held_ = true;
+            return;
+          }
+          return close_string(o);
+        }
         if (c == '\\') {
           word_.clear();
           state_ = state::escape;
@@ -468,6 +489,16 @@ void value_converter::step(char c, std::string& out) {
         if (escape_step(c, o)) return;
         continue;
       case state::number:
+        if (number_zero_held_ || (number_last_ == '-' && c == '0')) {
+          if (c == '0') {  // a leading zero (another one): held
+            number_zero_held_ = true;
+            number_has_digit_ = true;
+            number_last_ = c;
+            return;
+          }
+          if (!is_digit(c)) out += '0';  // the zero was the integer part
+          number_zero_held_ = false;
+        }
         if (is_digit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
           out += c;
           number_last_ = c;
@@ -512,12 +543,20 @@ void value_converter::finish(std::string& out) {
       }
       break;
     case state::number:
-      if (number_last_ == '.') out += '0';
+      if (number_zero_held_ || number_last_ == '.') out += '0';
+      number_zero_held_ = false;
       end_value();
       break;
     case state::raw:
       out += '"';
       state_ = state::done;
+      break;
+    case state::string:
+      if (close_held_) {
+        close_held_ = false;
+        space_after_close_.clear();
+        close_string(out);
+      }
       break;
     case state::quote_open:  // at the very start, a partial <|"|> is raw text
       if (quote_raw_ok_) {
@@ -560,14 +599,17 @@ void value_converter::close(std::string& out) {
     case state::string:
       high_surrogate_.clear();  // cut between the halves of a pair: the half is dropped
       quote_held_ = 0;          // a partial closing <|"|> is dropped too
+      close_held_ = false;
+      space_after_close_.clear();
       out += '"';
       end_value();
       break;
     case state::number:
-      if (!number_has_digit_ || number_last_ == '.' || number_last_ == 'e' || number_last_ == 'E' ||
-          number_last_ == '+' || number_last_ == '-') {
+      if (number_zero_held_ || !number_has_digit_ || number_last_ == '.' || number_last_ == 'e' ||
+          number_last_ == 'E' || number_last_ == '+' || number_last_ == '-') {
         out += '0';
       }
+      number_zero_held_ = false;
       end_value();
       break;
     case state::word: {

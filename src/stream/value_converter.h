@@ -11,7 +11,8 @@
 // `\UXXXXXXXX`).
 //
 // Python specifics understood: 'single' and "double" quoted strings, True/False/None, tuples
-// (→ arrays), trailing commas, `5.` / `.5` numbers, `1_000` digit separators. Not handled:
+// (→ arrays), trailing commas, `5.` / `.5` numbers, `1_000` digit separators, zero-padded
+// integers (`07` → 7: models write them, Python itself refuses them). Not handled:
 // triple-quoted, raw or byte strings, sets, non-string dict keys, hex numbers (→ failed()).
 //
 // Gemma 4 specifics understood: <|"|> as a string quote (opening and closing; the text between
@@ -19,6 +20,10 @@
 // (`{brand:None}` → `{"brand":null}`; a key starts with a letter, `_` or `$` and continues
 // with letters, digits, `_ $ . -`). A partial <|"|> at the end of a feed is held back until
 // the next byte decides it.
+//
+// A string that is the whole value ends at its last byte: its closing quote is held until the
+// value ends, and a quote with more of the value after it is text (models leave quotes inside a
+// Python string unescaped: 'sed -n '1,5p' f').
 //
 // A value whose first character cannot start a JSON or Python value, or that starts with a
 // bare word that is no literal, is treated as raw text and becomes a JSON string (robustness
@@ -151,6 +156,12 @@ class value_converter {
   bool failed_ = false;
   bool number_has_digit_ = false;
   char number_last_ = 0;
+  // A leading 0 of a number's integer part, held until the next byte: before another digit
+  // it is dropped (Python's zero-padded 07 → 7), else written.
+  bool number_zero_held_ = false;
+  // The closing quote of a string that is the whole value, held until the value ends.
+  bool close_held_ = false;
+  std::string space_after_close_;  // whitespace after a held closing quote
 };
 
 }  // namespace chatpeg::stream

@@ -37,6 +37,10 @@ struct prepared {
   std::vector<std::string> preserved_tokens;
   std::vector<std::string> stops;
   bool extract_reasoning = false;  // reasoning_format != none and the template has reasoning
+  // tolerance::unclosed_call: a final parse of an output that ends inside a call finishes the
+  // call with what was read (as a stream that announced it does) instead of failing or reading
+  // it as text.
+  bool finish_cut_calls = false;
 };
 
 // Work counts of one prepare() (or generate()), for tests that check they grow linearly with
