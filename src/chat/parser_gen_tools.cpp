@@ -165,7 +165,7 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
     call_close = call_close.substr(0, call_close.find_first_of(" \t\r\n"));
     for (const std::string& next : {std::string(marker_core(ts.arg_name_prefix)), call_close}) {
       if (next.empty()) continue;
-      if (!lead.empty()) closers.push_back(lead + next);
+      closers.push_back((lead.empty() ? "\n" : lead) + next);
       closers.push_back(next);
     }
   }

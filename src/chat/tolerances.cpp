@@ -107,7 +107,8 @@ const std::vector<tolerance_rule>& tolerance_rules() {
       {tolerance::tag_attributes, "tag-attributes",
        "extra key=\"value\" attributes in an argument's opening tag", attribute_name_tags},
       {tolerance::reopened_reasoning, "reopened-reasoning",
-       "the reasoning opener written again where the prompt already opened the block",
+       "the reasoning opener written again where the prompt already opened the block, before "
+       "reasoning text",
        reasoning_opener},
       {tolerance::loose_python, "loose-python",
        "zero-padded numbers (07) and unescaped quotes inside a Python string argument",

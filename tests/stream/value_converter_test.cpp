@@ -48,6 +48,14 @@ const std::vector<convert_case>& cases() {
       {"python_double_quoted_escape", R"("it\'s")", R"("it's")"},
       {"python_numbers", "[5., .5, 1_000, -0.25]", "[5.0,0.5,1000,-0.25]"},
       {"python_number_then_close", "(5.)", "[5.0]"},
+      // Zero-padded integers (models write them; Python refuses them): the zeros dropped.
+      {"python_zero_padded", "[07, 05, -007, 0, 0.5, -0, 100]", "[7,5,-7,0,0.5,-0,100]"},
+      {"python_zero_padded_top", "07", "7"},
+      // A string that is the whole value ends at its last byte: inner quotes are text.
+      {"python_unescaped_quotes_top", "'sed -n '1,5p' f.py'", R"("sed -n '1,5p' f.py")"},
+      {"python_unescaped_quote_then_space", "'a' b'", R"("a' b")"},
+      {"json_string_top_trailing_space", "\"hi\"  \n", R"("hi")"},
+      {"nested_strings_close_as_usual", "['a', 'b']", R"(["a","b"])"},
       {"control_chars_in_string", "'a\tb'", R"("a\tb")"},
       {"raw_text", "hello world", R"("hello world")"},
       {"raw_text_word_like", "Truest nonsense", R"("Truest nonsense")"},
