@@ -138,18 +138,8 @@ peg::parser reasoning_block(gen_context& c, peg::parser calls,
       // tried first: while a call is still being written, a lenient parse must not read it
       // as reasoning text that the finished output then takes back.
       if (calls.owner != nullptr) {
-        // A block that never closes also ends where a call follows (the calls are not
-        // reasoning text): after the closed reading, as when the model opens the block.
-        std::vector<peg::parser> readings{open + c.ws() + b.peek(calls), wrap(open + text + close)};
-        if (!call_openers.empty()) {
-          std::vector<std::string> stops{end_core};
-          stops.insert(stops.end(), call_openers.begin(), call_openers.end());
-          auto up_to_call = b.until_one_of(stops);
-          if (c.extract_reasoning) up_to_call = b.reasoning(up_to_call);
-          readings.push_back(wrap(open + up_to_call) + b.peek(calls));
-        }
-        readings.push_back(wrap(open + text + b.end()));
-        return b.choice(std::move(readings));
+        return b.choice({open + c.ws() + b.peek(calls), wrap(open + text + close),
+                         wrap(open + text + b.end())});
       }
       return wrap(open + text + (close | b.end()));
     case prefix_state::reasoning_closed:

@@ -154,20 +154,16 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
       if (!m->empty()) closers.push_back(*m);
     }
   }
-  // Under tolerance::missing_value_end a value also ends where the next argument or the
-  // call's end begins, its closer missing (spelled with the closer's leading whitespace too,
-  // which the value does not keep).
+  // Under tolerance::missing_value_end a value also ends where the next argument begins, its
+  // closer missing (spelled with a line break before it too, which the value does not keep).
+  // The call's own closer does not end a value: a raw value may quote it.
   const bool open_ended = c.tolerant(tolerance::missing_value_end);
   if (open_ended) {
     const std::string_view value_end = ts.arg_value_end;
     const std::string lead(value_end.substr(0, value_end.find_first_not_of(" \t\r\n")));
-    std::string call_close(marker_core(ts.call_end));
-    call_close = call_close.substr(0, call_close.find_first_of(" \t\r\n"));
-    for (const std::string& next : {std::string(marker_core(ts.arg_name_prefix)), call_close}) {
-      if (next.empty()) continue;
-      closers.push_back((lead.empty() ? "\n" : lead) + next);
-      closers.push_back(next);
-    }
+    const std::string next(marker_core(ts.arg_name_prefix));
+    closers.push_back((lead.empty() ? "\n" : lead) + next);
+    closers.push_back(next);
   }
   std::vector<std::string> delimiters;  // exact spelling first, then the core (lenient)
   for (const auto& m : closers) {

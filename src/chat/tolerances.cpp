@@ -101,8 +101,7 @@ const std::vector<tolerance_rule>& tolerance_rules() {
        "follows",
        wrapped_call},
       {tolerance::missing_value_end, "missing-value-end",
-       "an argument's closing marker may be missing where the next argument or the call's end "
-       "follows",
+       "an argument's closing marker may be missing where the next argument follows",
        tagged_with_value_end},
       {tolerance::tag_attributes, "tag-attributes",
        "extra key=\"value\" attributes in an argument's opening tag", attribute_name_tags},
