@@ -143,7 +143,8 @@ std::string analysis::summary() const {
   if (!note.empty()) out += "note: " + note + "\n";
   if (const auto rules = tolerances_in_effect(*this); !rules.empty()) {
     out += "tolerances (the parser also reads):\n";
-    for (const auto& r : rules) out += "    " + std::string(r.name) + ": " + std::string(r.reads) + "\n";
+    for (const auto& r : rules)
+      out += "    " + std::string(r.name) + ": " + std::string(r.reads) + "\n";
   }
   out += "preserved tokens:";
   for (const auto& tok : preserved_tokens) out += " " + json::quote(tok);

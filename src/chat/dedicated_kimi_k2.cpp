@@ -56,8 +56,7 @@ base::result<parser> one_call(gen_context& c, const json::value& tool) {
   const std::string name = tool_name(tool);
   auto space = c.tolerant(tolerance::missing_namespace) ? b.optional(b.literal("functions."))
                                                         : b.literal("functions.");
-  auto id = b.tag(tag::tool_id, space +
-                                    b.atomic(b.tag(tag::tool_name, b.literal(name))) +
+  auto id = b.tag(tag::tool_id, space + b.atomic(b.tag(tag::tool_name, b.literal(name))) +
                                     b.literal(":") + b.chars("[0-9]", 1, 8));
   auto body = b.tag(tag::tool_open, lit(b, call_begin)) + c.ws() + id + c.ws() +
               lit(b, args_begin) + c.ws() + b.tag(tag::tool_args, *args) + c.ws() +

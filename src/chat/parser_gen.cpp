@@ -60,7 +60,8 @@ peg::parser gen_context::mark(std::string_view marker, bool space_after) {
     std::vector<std::string> split;  // "</arg_key><arg_value>" → "</arg_key>", "<arg_value>"
     for (const auto& piece : shape.pieces) {
       std::size_t from = 0;
-      for (std::size_t at = piece.find("><"); at != std::string::npos; at = piece.find("><", at + 1)) {
+      for (std::size_t at = piece.find("><"); at != std::string::npos;
+           at = piece.find("><", at + 1)) {
         split.push_back(piece.substr(from, at + 1 - from));
         from = at + 1;
       }
@@ -273,8 +274,8 @@ gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::st
     if (c.for_gbnf) {
       out.root = reasoning + c.ws() + finish;
     } else {
-      out.root = reasoning +
-                 b.choice({c.ws() + finish + after, b.zero_or_more(piece) + finish + after});
+      out.root =
+          reasoning + b.choice({c.ws() + finish + after, b.zero_or_more(piece) + finish + after});
     }
     return out;
   }

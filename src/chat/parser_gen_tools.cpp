@@ -261,7 +261,8 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
     auto other = none_of(b, names, c.mark(ts.arg_name_suffix)) + b.until(name_end);
     if (c.string_flag_values) {
       // string="false">: a JSON value; string="true">: raw text.
-      auto json = b.literal("false\">") + b.tag(tag::tool_arg_value, b.json_value() + b.peek(terminator));
+      auto json =
+          b.literal("false\">") + b.tag(tag::tool_arg_value, b.json_value() + b.peek(terminator));
       undeclared = entry(b.tag(tag::tool_arg_name, other),
                          b.choice({json, b.literal("true\">") + raw_text()}));
     } else {
@@ -305,9 +306,10 @@ base::result<parser> pythonic_call(gen_context& c, const json::value& tool) {
   parser any_value = b.tag(tag::tool_arg_value, python_value(c));
   if (c.tolerant(tolerance::loose_python)) {
     auto ident = b.chars("[A-Za-z_]") + b.chars("[A-Za-z0-9_]", 0, 64);
-    auto arg_end = c.ws() + b.choice({b.literal(",") + c.ws() + ident + eq,
-                                      b.literal(")") + c.ws() +
-                                                          b.choice({b.chars("[,\\]<]", 1, 1), b.end()})});
+    auto arg_end =
+        c.ws() +
+        b.choice({b.literal(",") + c.ws() + ident + eq,
+                  b.literal(")") + c.ws() + b.choice({b.chars("[,\\]<]", 1, 1), b.end()})});
     // The value converter reads such a string as the whole value (a quote with more of the
     // value after it is text); the end of the argument is inside the value node, so the value
     // is complete only once the reading is decided.
@@ -389,7 +391,7 @@ base::result<parser> one_call(gen_context& c, const json::value& tool) {
     std::vector<parser> seq;
     if (ts.id_pos == id_position::before_name) seq.push_back(id_before());
     seq.push_back(c.tolerant(tolerance::missing_namespace) ? b.optional(c.mark(ts.name_prefix))
-                                                             : c.mark(ts.name_prefix));
+                                                           : c.mark(ts.name_prefix));
     seq.push_back(name_literal(c, name));
     // A marker between the name and JSON arguments may have been dropped as a special token.
     const bool lost = c.tolerant(tolerance::lost_markers);
@@ -406,9 +408,8 @@ base::result<parser> one_call(gen_context& c, const json::value& tool) {
   }
   parser open = c.mark(ts.call_start);
   parser close = c.mark(ts.call_end);
-  if (const std::size_t outer = c.tolerant(tolerance::missing_wrapper)
-                                    ? wrapper_close_at(ts)
-                                    : std::string::npos;
+  if (const std::size_t outer =
+          c.tolerant(tolerance::missing_wrapper) ? wrapper_close_at(ts) : std::string::npos;
       outer != std::string::npos) {
     // The call's outer tag may be missing, opening or closing ("<function=f>...</function>"
     // without "<tool_call>"): its own opener and closer still delimit it.

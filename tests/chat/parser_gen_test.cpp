@@ -211,8 +211,7 @@ std::vector<gen_case> cases() {
         // An offered call that does not parse (days is not declared as a number) is an error
         // too, never content.
         {"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"days\": 2}}\n</tool_call>",
-         "FAIL",
-         false}}},
+         "FAIL", false}}},
       {"hermes_required_parallel",
        hermes(),
        R"(,"tool_choice":"required","parallel_tool_calls":true)",

@@ -43,7 +43,8 @@ constexpr const char* kThinking = R"J({"reasoning": {"mode": "tag_based", "start
     "end": "</zq_think>"}, "tools": {"format": "json_native", "call_start": "<zq_call>",
     "call_end": "</zq_call>", "name_key": "name", "arguments_key": "arguments"}})J";
 
-constexpr const char* kGlued = R"J({"tools": {"format": "tag_with_tagged", "call_start": "<zq_call>",
+constexpr const char* kGlued =
+    R"J({"tools": {"format": "tag_with_tagged", "call_start": "<zq_call>",
     "call_end": "</zq_call>", "arg_name_prefix": "<zq_k>", "arg_name_suffix": "</zq_k><zq_v>",
     "arg_value_end": "</zq_v>", "values": "raw"}})J";
 
@@ -76,8 +77,7 @@ const std::vector<row>& rows() {
       {tolerance::flexible_space, kJson,
        "<zq_call>\n  {\"name\": \"f\", \"arguments\": {\"n\": 1}}\n</zq_call>",
        "|tool_name='f' tool_args='{\"n\": 1}'"},
-      {tolerance::flexible_space, kGlued,
-       "<zq_call>f\n<zq_k>a</zq_k>\n<zq_v>x</zq_v>\n</zq_call>",
+      {tolerance::flexible_space, kGlued, "<zq_call>f\n<zq_k>a</zq_k>\n<zq_v>x</zq_v>\n</zq_call>",
        "|tool_name='f' tool_arg_name='a' tool_arg_string_value='x'"},
       {tolerance::text_around_calls, kJson,
        "<zq_call>{\"name\": \"f\", \"arguments\": {}}</zq_call>\nDone. "

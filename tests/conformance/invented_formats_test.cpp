@@ -233,8 +233,8 @@ TEST(InventedFormats, EveryCaseRoundTripsParsedStreamedAndByTheGrammar) {
 
 // The invariant behind "no silent misread", over every fixture as written and renamed: an
 // output holding the template's own rendering of calls to offered tools, with text put around
-// it (testing::check_calls_with_text_around), is read with calls or refused (an explicit error) — never returned as plain
-// content with no calls.
+// it (testing::check_calls_with_text_around), is read with calls or refused (an explicit error) —
+// never returned as plain content with no calls.
 TEST(InventedFormats, CallsWithTextAroundAreNeverPlainContent) {
   std::vector<std::filesystem::path> files;
   for (const auto& e : std::filesystem::directory_iterator(fixtures())) {
