@@ -247,7 +247,7 @@ gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::st
     if (c.for_gbnf || (c.tool_required && !around)) {
       out.root = reasoning + (c.tool_required ? bare : b.choice({bare, b.content(b.rest())}));
     } else {
-      auto unit = b.rule(c.unique_rule("tool-calls-at-end"),
+      auto unit = b.rule(c.unique_rule("tool-calls-unit"),
                          around ? calls + c.ws() : calls + c.ws() + b.end());
       auto piece = b.negate(calls) + b.content(b.any() + b.until_one_of({"[", "{"}));
       auto units = b.zero_or_more(b.choice({unit, piece})) + b.end();

@@ -80,7 +80,7 @@ bool python_values(const analysis& a) {
 const std::vector<tolerance_rule>& tolerance_rules() {
   static const std::vector<tolerance_rule> rules = {
       {tolerance::flexible_space, "flexible-space",
-       "whitespace (up to a line break and indentation) around every marker and between two "
+       "whitespace (up to 16 characters) around every marker and between two "
        "tags of one marker",
        any_marker},
       {tolerance::text_around_calls, "text-around-calls",
