@@ -20,21 +20,28 @@ namespace chatpeg::testing {
 class raw_client {
  public:
   // receive_buffer > 0: a small receive window (a client that reads slowly fills it soon).
+  // connect_now = false: the socket is made now and connects on connect() (a test that fills
+  // the descriptor table makes its clients' sockets first).
   explicit raw_client(int port, std::chrono::seconds timeout = std::chrono::seconds(10),
-                      int receive_buffer = 0) {
+                      int receive_buffer = 0, bool connect_now = true)
+      : port_(port) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     if (receive_buffer > 0) {
       ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
     }
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     timeval tv{};
     tv.tv_sec = static_cast<time_t>(timeout.count());
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    if (connect_now) connect();
+  }
+  bool connect() {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port_));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     connected_ = fd_ >= 0 && ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    return connected_;
   }
   ~raw_client() { close(); }
   raw_client(const raw_client&) = delete;
@@ -88,6 +95,7 @@ class raw_client {
   }
 
  private:
+  int port_ = 0;
   int fd_ = -1;
   bool connected_ = false;
 };
