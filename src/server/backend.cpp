@@ -1,17 +1,15 @@
 // Backend clients: builds the llama.cpp `/completion` or OpenAI `/v1/completions` body, sends
-// it with cpp-httplib and reads the answer, as an SSE stream (decoded event by event, handed to
-// the caller as text chunks) or as one JSON body. Every failure becomes a typed backend_error
-// so the gateway never turns a backend problem into a 500, each labelled by its cause. A
-// cancelled request or a passed deadline shuts the backend socket down from another thread, so
-// a backend that is silent is left at once.
+// it through one backend exchange (backend_exchange.h) and reads the answer, as an SSE stream
+// (decoded event by event, handed to the caller as text chunks, the backend not read while the
+// caller takes them) or as one JSON body. Every failure becomes a typed backend_error so the
+// gateway never turns a backend problem into a 500, each labelled by its cause.
 #include "chatpeg/server/backend.h"
 
-#include <httplib.h>
-
-#include <atomic>
+#include <asio/co_spawn.hpp>
+#include <asio/io_context.hpp>
 #include <utility>
 
-#include "backend_socket.h"
+#include "backend_exchange.h"
 
 namespace chatpeg::server {
 
@@ -53,94 +51,6 @@ std::string error_message(const json::value& e) {
   }
   return json::dump(e);
 }
-
-// One request per client: the options' timeouts, no keep-alive.
-void configure(httplib::Client& cli, const backend_options& o) {
-  cli.set_connection_timeout(o.connect_timeout);
-  cli.set_read_timeout(o.read_timeout);
-  cli.set_write_timeout(o.read_timeout);
-  cli.set_keep_alive(false);
-}
-
-using clock_type = std::chrono::steady_clock;
-
-// One HTTP exchange with the backend, guarded: httplib's socket kept (a duplicate) so the
-// request's cancellation and the deadline can abort it from another thread at once, the time
-// of the last byte received, and the label of a failure. complete() and tokenize() both run
-// through it.
-class guarded_exchange {
- public:
-  guarded_exchange(httplib::Client& cli, const backend_options& options,
-                   detail::deadline_timer* timer, base::cancel_source* cancel)
-      : options_(options), on_cancel_(cancel, [this] { sock_.abort(); }), timer_(timer) {
-    cli.set_socket_options([this](socket_t fd) { sock_.adopt(fd); });
-    if (timer_ != nullptr) {
-      timer_id_ = timer_->at(started_ + options_.deadline, [this] {
-        deadline_hit_ = true;
-        sock_.abort();
-      });
-    }
-  }
-  ~guarded_exchange() {
-    if (timer_ != nullptr) timer_->remove(timer_id_);
-  }
-  guarded_exchange(const guarded_exchange&) = delete;
-  guarded_exchange& operator=(const guarded_exchange&) = delete;
-
-  void saw_data() { last_activity_ = clock_type::now(); }
-
-  // The deadline passed, or the caller cancelled: what ended the exchange, if either did.
-  std::optional<backend_error> interrupted(const base::cancel_source* cancel) const {
-    if (deadline_hit_) {
-      return make(backend_errc::deadline, "no complete answer within the " +
-                                              std::to_string(options_.deadline.count()) +
-                                              " s backend deadline");
-    }
-    if (cancel != nullptr && cancel->cancelled()) {
-      return make(backend_errc::cancelled, "request cancelled");
-    }
-    return std::nullopt;
-  }
-
-  // Why the exchange broke without a complete answer: the backend could not be reached, went
-  // silent for the read timeout, closed or reset the connection, or sent bytes that are not
-  // an HTTP answer (the kernel counts what it sent though httplib consumed it; the count
-  // includes the sequence number of its FIN, so more than 1 means data).
-  backend_error broken(httplib::Error err, bool answered, std::string_view what) const {
-    const std::string where = "backend " + options_.url + std::string(what) + ": ";
-    if (!answered && err == httplib::Error::Connection) {
-      return make(backend_errc::unreachable, where + httplib::to_string(err));
-    }
-    // httplib gives up after read_timeout of silence (a little less is still the timeout).
-    const auto silent = clock_type::now() - last_activity_;
-    if (silent + std::chrono::milliseconds(250) >= options_.read_timeout) {
-      return make(backend_errc::timeout,
-                  where + "no data for " + std::to_string(options_.read_timeout.count()) + " s");
-    }
-    if (answered) {
-      return make(backend_errc::disconnected,
-                  where + "the connection broke mid-answer (" + httplib::to_string(err) + ")");
-    }
-    const auto received = sock_.bytes_received();
-    if (received && *received > 1) {
-      return make(backend_errc::bad_response,
-                  where + "the answer is not an HTTP response (" + httplib::to_string(err) + ")");
-    }
-    return make(
-        backend_errc::disconnected,
-        where + "the connection was closed without an answer (" + httplib::to_string(err) + ")");
-  }
-
- private:
-  const backend_options& options_;
-  detail::backend_socket sock_;  // before the callbacks that use it
-  std::atomic<bool> deadline_hit_{false};
-  clock_type::time_point started_ = clock_type::now();
-  clock_type::time_point last_activity_ = started_;
-  base::cancel_callback on_cancel_;
-  detail::deadline_timer* timer_;
-  std::uint64_t timer_id_ = 0;
-};
 
 }  // namespace
 
@@ -342,65 +252,116 @@ std::optional<backend_error> decode_openai(const json::value& v, decoded& out) {
 
 }  // namespace detail
 
-backend_client::backend_client(backend_options options) : options_(std::move(options)) {
-  if (options_.deadline.count() > 0) timer_ = std::make_shared<detail::deadline_timer>();
-  std::string_view url = options_.url;
-  const auto scheme_end = url.find("://");
-  const std::size_t host_start = scheme_end == std::string_view::npos ? 0 : scheme_end + 3;
-  const auto path_start = url.find('/', host_start);
-  scheme_host_ = std::string(url.substr(0, path_start));
-  if (scheme_end == std::string_view::npos) scheme_host_ = "http://" + scheme_host_;
-  if (path_start != std::string_view::npos) {
-    base_path_ = std::string(url.substr(path_start));
-    while (!base_path_.empty() && base_path_.back() == '/') base_path_.pop_back();
-  }
-}
+backend_client::backend_client(backend_options options)
+    : options_(std::move(options)), url_(detail::split_backend_url(options_.url)) {}
 
-backend_outcome backend_client::complete(const completion_params& params,
-                                         const chunk_callback& on_chunk,
-                                         base::cancel_source* cancel) const {
-  backend_outcome outcome;
-  if (cancel != nullptr && cancel->cancelled()) {  // nobody waits for an answer: do not ask
-    outcome.error = make(backend_errc::cancelled, "request cancelled");
-    return outcome;
-  }
-  if (scheme_host_.rfind("http://", 0) != 0) {
-    outcome.error = make(backend_errc::unreachable, "only http:// backends are supported");
-    return outcome;
-  }
-  httplib::Client cli(scheme_host_);
-  configure(cli, options_);
-  guarded_exchange guard(cli, options_, timer_.get(), cancel);
+namespace {
 
-  const bool openai = options_.type == backend_type::openai;
-  httplib::Request req;
-  req.method = "POST";
-  req.path = base_path_ + std::string(backend_path(options_.type));
-  req.headers = {{"Accept", params.stream ? "text/event-stream" : "application/json"}};
-  req.set_header("Content-Type", "application/json");
-  req.body = json::dump(backend_body(options_.type, params));
+// What one completion answer becomes, fed its body as it arrives: SSE events decoded into
+// chunks (streaming) or the whole body (not), an error body's start, and the failure that
+// stopped the read.
+class completion_reader {
+ public:
+  completion_reader(const backend_options& o, const completion_params& p)
+      : openai_(o.type == backend_type::openai),
+        stream_(p.stream),
+        max_bytes_(o.max_response_bytes),
+        sse_(o.max_response_bytes) {}
 
   int status = 0;
-  std::string content_type;
-  std::size_t events = 0;  // SSE events received
-  std::string body;        // error body, or the whole body when not streaming
-  bool cancelled = false;
-  bool saw_final = false;
+  std::string body;  // error body, or the whole body when not streaming
   std::optional<backend_error> failure;
-  const std::size_t max_bytes = options_.max_response_bytes;
-  const std::string too_large =
-      "backend answer larger than the " + std::to_string(max_bytes) + " byte limit";
-  std::size_t text_bytes = 0;  // completion text received so far
-  detail::sse_reader sse(max_bytes);
+  std::vector<backend_chunk> ready;  // decoded chunks not handed on yet
+  backend_outcome outcome;
 
-  auto on_event = [&](std::string_view field, std::string_view data) -> bool {
-    ++events;
+  // Takes body bytes; false stops the read (failure says why, or an error body is long enough).
+  bool feed(std::string_view bytes) {
+    if (status < 200 || status >= 300) {  // an error body: its start is enough
+      body.append(bytes.substr(0, max_error_body - std::min(body.size(), max_error_body)));
+      return body.size() < max_error_body;
+    }
+    if (!stream_) {
+      if (bytes.size() > max_bytes_ - body.size()) {
+        failure = make(backend_errc::bad_response, too_large());
+        return false;
+      }
+      body.append(bytes);
+      return true;
+    }
+    if (!sse_.feed(bytes, [this](std::string_view f, std::string_view d) { return event(f, d); })) {
+      if (!failure) {
+        failure =
+            make(backend_errc::bad_response, "backend sent an SSE line or event larger than the " +
+                                                 std::to_string(max_bytes_) + " byte limit");
+      }
+      return false;
+    }
+    return true;
+  }
+
+  // After the whole body: the outcome (chunks of a plain body go to `ready`).
+  void finish(const std::string& content_type) {
+    if (failure) return;
+    if (status < 200 || status >= 300) {
+      std::string msg = "backend answered HTTP " + std::to_string(status);
+      if (auto parsed = json::parse(body);
+          parsed && parsed->is_object() && parsed->contains("error")) {
+        msg += ": " + error_message((*parsed)["error"]);
+      } else if (!body.empty()) {
+        msg += ": " + body.substr(0, 512);
+      }
+      failure = make(backend_errc::http_status, std::move(msg), status);
+      return;
+    }
+    if (stream_) {
+      if (!sse_.finish([this](std::string_view f, std::string_view d) { return event(f, d); })) {
+        if (!failure) failure = make(backend_errc::bad_response, "bad stream end");
+        return;
+      }
+      if (!saw_final_ && !(openai_ && outcome.done.stop != stop_kind::none)) {
+        // Say why when the answer was not an event stream at all (a JSON body, an HTML page).
+        const bool sse_type = content_type.rfind("text/event-stream", 0) == 0;
+        failure = make(backend_errc::bad_response,
+                       events_ == 0 && !sse_type
+                           ? "backend answered with Content-Type '" + content_type +
+                                 "' and no events instead of an event stream"
+                           : std::string("backend stream ended without a final event"));
+      }
+      return;
+    }
+    auto parsed = json::parse(body);
+    if (!parsed) {
+      failure =
+          make(backend_errc::bad_response, "backend sent invalid JSON: " + parsed.error().message);
+      return;
+    }
+    if (!openai_ && (!parsed->is_object() || !parsed->contains("content"))) {
+      failure = make(backend_errc::bad_response, "backend answer has no 'content'");
+      return;
+    }
+    detail::decoded d;
+    auto derr = openai_ ? detail::decode_openai(*parsed, d) : detail::decode_llamacpp(*parsed, d);
+    if (derr) {
+      failure = std::move(derr);
+      return;
+    }
+    outcome.done = d.done;
+    if (!d.chunk.text.empty() || !d.chunk.tokens.empty()) ready.push_back(std::move(d.chunk));
+  }
+
+ private:
+  std::string too_large() const {
+    return "backend answer larger than the " + std::to_string(max_bytes_) + " byte limit";
+  }
+
+  bool event(std::string_view field, std::string_view data) {
+    ++events_;
     if (field == "error") {
       failure = make(backend_errc::bad_response, "backend error: " + std::string(data));
       return false;
     }
     if (data == "[DONE]") {
-      saw_final = true;
+      saw_final_ = true;
       return true;
     }
     auto parsed = json::parse(data);
@@ -411,201 +372,160 @@ backend_outcome backend_client::complete(const completion_params& params,
     }
     detail::decoded d;
     d.done = outcome.done;
-    auto err = openai ? detail::decode_openai(*parsed, d) : detail::decode_llamacpp(*parsed, d);
+    auto err = openai_ ? detail::decode_openai(*parsed, d) : detail::decode_llamacpp(*parsed, d);
     if (err) {
       failure = std::move(err);
       return false;
     }
     outcome.done = d.done;
-    text_bytes += d.chunk.text.size();
-    if (text_bytes > max_bytes) {
-      failure = make(backend_errc::bad_response, too_large);
+    text_bytes_ += d.chunk.text.size();
+    if (text_bytes_ > max_bytes_) {
+      failure = make(backend_errc::bad_response, too_large());
       return false;
     }
-    if (d.final && !openai) saw_final = true;
-    if (d.final && openai) outcome.done.stop = d.done.stop;
-    if (!d.chunk.text.empty() || !d.chunk.tokens.empty()) {
-      if (!on_chunk(std::move(d.chunk))) {
-        cancelled = true;
-        return false;
-      }
-    }
+    if (d.final && !openai_) saw_final_ = true;
+    if (d.final && openai_) outcome.done.stop = d.done.stop;
+    if (!d.chunk.text.empty() || !d.chunk.tokens.empty()) ready.push_back(std::move(d.chunk));
     return true;
-  };
+  }
 
-  req.response_handler = [&](const httplib::Response& r) {
-    guard.saw_data();
-    status = r.status;
-    content_type = r.get_header_value("Content-Type");
-    return true;
-  };
-  req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t,
-                             std::uint64_t) -> bool {
-    guard.saw_data();
-    if (cancel != nullptr && cancel->cancelled()) {
-      cancelled = true;
-      return false;
-    }
-    if (status < 200 || status >= 300) {  // an error body: its start is enough
-      body.append(data, std::min(n, max_error_body - std::min(body.size(), max_error_body)));
-      return body.size() < max_error_body;
-    }
-    if (!params.stream) {
-      if (n > max_bytes - body.size()) {
-        failure = make(backend_errc::bad_response, too_large);
-        return false;
-      }
-      body.append(data, n);
-      return true;
-    }
-    if (!sse.feed(std::string_view(data, n), on_event)) {
-      if (!failure && !cancelled) {
-        failure =
-            make(backend_errc::bad_response, "backend sent an SSE line or event larger than the " +
-                                                 std::to_string(max_bytes) + " byte limit");
-      }
-      return false;
-    }
-    return true;
-  };
+  bool openai_;
+  bool stream_;
+  std::size_t max_bytes_;
+  detail::sse_reader sse_;
+  std::size_t events_ = 0;      // SSE events received
+  std::size_t text_bytes_ = 0;  // completion text received so far
+  bool saw_final_ = false;
+};
 
-  httplib::Response res;
-  httplib::Error err = httplib::Error::Success;
-  const bool sent = cli.send(req, res, err);
-
-  if (auto stop = guard.interrupted(cancel)) {
-    outcome.error = std::move(stop);
-    return outcome;
-  }
-  if (cancelled) {
-    outcome.error = make(backend_errc::cancelled, "request cancelled");
-    return outcome;
-  }
-  if (failure) {
-    outcome.error = std::move(failure);
-    return outcome;
-  }
-  const auto broken = [&] { return guard.broken(err, status != 0, ""); };
-  if (!sent && status == 0) {
-    outcome.error = broken();
-    return outcome;
-  }
-  if (status < 200 || status >= 300) {
-    std::string msg = "backend answered HTTP " + std::to_string(status);
-    if (auto parsed = json::parse(body);
-        parsed && parsed->is_object() && parsed->contains("error")) {
-      msg += ": " + error_message((*parsed)["error"]);
-    } else if (!body.empty()) {
-      msg += ": " + body.substr(0, 512);
-    }
-    outcome.error = make(backend_errc::http_status, std::move(msg), status);
-    return outcome;
-  }
-  if (!sent) {
-    outcome.error = broken();
-    return outcome;
-  }
-  if (params.stream) {
-    if (!sse.finish(on_event)) {
-      outcome.error = failure ? *failure : make(backend_errc::bad_response, "bad stream end");
-      return outcome;
-    }
-    if (cancelled) {
-      outcome.error = make(backend_errc::cancelled, "request cancelled");
-      return outcome;
-    }
-    if (!saw_final && !(openai && outcome.done.stop != stop_kind::none)) {
-      // Say why when the answer was not an event stream at all (a JSON body, an HTML page).
-      const bool sse_type = content_type.rfind("text/event-stream", 0) == 0;
-      outcome.error = make(backend_errc::bad_response,
-                           events == 0 && !sse_type
-                               ? "backend answered with Content-Type '" + content_type +
-                                     "' and no events instead of an event stream"
-                               : std::string("backend stream ended without a final event"));
-    }
-    return outcome;
-  }
-  auto parsed = json::parse(body);
-  if (!parsed) {
-    outcome.error =
-        make(backend_errc::bad_response, "backend sent invalid JSON: " + parsed.error().message);
-    return outcome;
-  }
-  if (!openai && (!parsed->is_object() || !parsed->contains("content"))) {
-    outcome.error = make(backend_errc::bad_response, "backend answer has no 'content'");
-    return outcome;
-  }
-  detail::decoded d;
-  auto derr = openai ? detail::decode_openai(*parsed, d) : detail::decode_llamacpp(*parsed, d);
-  if (derr) {
-    outcome.error = std::move(derr);
-    return outcome;
-  }
-  outcome.done = d.done;
-  if (!d.chunk.text.empty() || !d.chunk.tokens.empty()) {
-    if (!on_chunk(std::move(d.chunk))) {
-      outcome.error = make(backend_errc::cancelled, "request cancelled");
+// Hands the decoded chunks on; false when the callback declined one (the rest are dropped).
+asio::awaitable<bool> hand_on(std::vector<backend_chunk>& ready,
+                              const async_chunk_callback& on_chunk) {
+  for (auto& c : ready) {
+    if (!co_await on_chunk(std::move(c))) {
+      ready.clear();
+      co_return false;
     }
   }
-  return outcome;
+  ready.clear();
+  co_return true;
 }
 
-backend_client::tokenize_result backend_client::tokenize(std::string_view text,
-                                                         base::cancel_source* cancel) const {
+// Runs a coroutine to its end on an event loop of the calling thread.
+template <typename T>
+T run_blocking(asio::awaitable<T> work, T on_exception) {
+  asio::io_context io;
+  T out = std::move(on_exception);
+  asio::co_spawn(io, std::move(work), [&out](std::exception_ptr e, T value) {
+    if (!e) out = std::move(value);
+  });
+  io.run();
+  return out;
+}
+
+}  // namespace
+
+asio::awaitable<backend_outcome> backend_client::complete_async(const completion_params& params,
+                                                                async_chunk_callback on_chunk,
+                                                                base::cancel_source* cancel) const {
+  completion_reader reader(options_, params);
+  bool declined = false;  // the callback returned false
+  detail::exchange_request request{
+      .path = url_.base_path + std::string(backend_path(options_.type)),
+      .body = json::dump(backend_body(options_.type, params)),
+      .accept = params.stream ? "text/event-stream" : "application/json"};
+  auto result = co_await detail::http_exchange(
+      options_, url_, std::move(request), cancel,
+      [&](int status, std::string_view bytes) -> asio::awaitable<bool> {
+        reader.status = status;
+        const bool more = reader.feed(bytes);
+        if (!co_await hand_on(reader.ready, on_chunk)) {
+          declined = true;
+          co_return false;
+        }
+        co_return more;
+      });
+  backend_outcome outcome;
+  if (declined || (cancel != nullptr && cancel->cancelled() && !result.error)) {
+    outcome.error = make(backend_errc::cancelled, "request cancelled");
+    co_return outcome;
+  }
+  if (result.error && (result.error->code == backend_errc::cancelled ||
+                       result.error->code == backend_errc::deadline || !reader.failure)) {
+    outcome.error = std::move(result.error);
+    co_return outcome;
+  }
+  if (reader.failure) {
+    outcome.error = std::move(reader.failure);
+    co_return outcome;
+  }
+  reader.status = result.status;
+  reader.finish(result.content_type);
+  if (!co_await hand_on(reader.ready, on_chunk)) {
+    outcome.error = make(backend_errc::cancelled, "request cancelled");
+    co_return outcome;
+  }
+  if (reader.failure) {
+    outcome.error = std::move(reader.failure);
+    co_return outcome;
+  }
+  outcome.done = reader.outcome.done;
+  co_return outcome;
+}
+
+backend_outcome backend_client::complete(const completion_params& params,
+                                         const chunk_callback& on_chunk,
+                                         base::cancel_source* cancel) const {
+  auto adapter = [&on_chunk](backend_chunk c) -> asio::awaitable<bool> {
+    co_return on_chunk(std::move(c));
+  };
+  backend_outcome failed;
+  failed.error = make(backend_errc::bad_response, "the backend exchange failed");
+  return run_blocking(complete_async(params, adapter, cancel), std::move(failed));
+}
+
+asio::awaitable<backend_client::tokenize_result> backend_client::tokenize_async(
+    std::string text, base::cancel_source* cancel) const {
   tokenize_result out;
   if (cancel != nullptr && cancel->cancelled()) {
     out.error = make(backend_errc::cancelled, "request cancelled");
-    return out;
+    co_return out;
   }
   if (options_.type != backend_type::llamacpp) {
     out.error = make(backend_errc::http_status, "the openai backend type has no /tokenize", 404);
-    return out;
+    co_return out;
   }
-  if (scheme_host_.rfind("http://", 0) != 0) {
-    out.error = make(backend_errc::unreachable, "only http:// backends are supported");
-    return out;
-  }
-  httplib::Client cli(scheme_host_);
-  configure(cli, options_);
-  guarded_exchange guard(cli, options_, timer_.get(), cancel);
   json::value body = {
-      {"content", std::string(text)}, {"add_special", false}, {"parse_special", true}};
+      {"content", std::move(text)}, {"add_special", false}, {"parse_special", true}};
   // The answer is read into at most max_error_body bytes (a marker list's ids are far less).
-  httplib::Request req;
-  req.method = "POST";
-  req.path = base_path_ + "/tokenize";
-  req.set_header("Content-Type", "application/json");
-  req.body = json::dump(body);
   std::string answer;
   bool too_long = false;
-  req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
-    guard.saw_data();
-    if (n > max_error_body - answer.size()) {
-      too_long = true;
-      return false;
-    }
-    answer.append(data, n);
-    return true;
-  };
-  httplib::Response res;
-  httplib::Error err = httplib::Error::Success;
-  const bool sent = cli.send(req, res, err);
-  if (auto stop = guard.interrupted(cancel)) {
-    out.error = std::move(stop);
-    return out;
+  // A named request: GCC 12 mis-copies a coroutine argument given as a braced list.
+  detail::exchange_request request{
+      .path = url_.base_path + "/tokenize", .body = json::dump(body), .what = "/tokenize"};
+  auto result =
+      co_await detail::http_exchange(options_, url_, std::move(request), cancel,
+                                     [&](int, std::string_view bytes) -> asio::awaitable<bool> {
+                                       if (bytes.size() > max_error_body - answer.size()) {
+                                         too_long = true;
+                                         co_return false;
+                                       }
+                                       answer.append(bytes);
+                                       co_return true;
+                                     });
+  if (result.status > 0 && (result.status < 200 || result.status >= 300)) {
+    out.error =
+        make(backend_errc::http_status,
+             "backend /tokenize answered HTTP " + std::to_string(result.status), result.status);
+    co_return out;
   }
-  if (res.status > 0 && (res.status < 200 || res.status >= 300)) {
-    out.error = make(backend_errc::http_status,
-                     "backend /tokenize answered HTTP " + std::to_string(res.status), res.status);
-    return out;
+  if (result.error) {
+    out.error = std::move(result.error);
+    co_return out;
   }
   if (too_long) {
     out.error = make(backend_errc::bad_response, "backend /tokenize answer too long");
-    return out;
-  }
-  if (!sent) {
-    out.error = guard.broken(err, res.status > 0, "/tokenize");
-    return out;
+    co_return out;
   }
   auto parsed = json::parse(answer);
   const json::value* tokens = nullptr;
@@ -614,7 +534,7 @@ backend_client::tokenize_result backend_client::tokenize(std::string_view text,
   }
   if (tokens == nullptr) {
     out.error = make(backend_errc::bad_response, "backend /tokenize answer has no 'tokens' array");
-    return out;
+    co_return out;
   }
   for (const auto& t : *tokens) {
     // llama.cpp answers plain ids, or {"id", "piece"} objects when asked for pieces.
@@ -625,11 +545,18 @@ backend_client::tokenize_result backend_client::tokenize(std::string_view text,
     if (!id->is_number_integer()) {
       out.error = make(backend_errc::bad_response, "backend /tokenize sent a non-integer token");
       out.tokens.clear();
-      return out;
+      co_return out;
     }
     out.tokens.push_back(static_cast<std::int32_t>(id->get<std::int64_t>()));
   }
-  return out;
+  co_return out;
+}
+
+backend_client::tokenize_result backend_client::tokenize(std::string_view text,
+                                                         base::cancel_source* cancel) const {
+  tokenize_result failed;
+  failed.error = make(backend_errc::bad_response, "the backend exchange failed");
+  return run_blocking(tokenize_async(std::string(text), cancel), std::move(failed));
 }
 
 }  // namespace chatpeg::server

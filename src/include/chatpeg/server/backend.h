@@ -1,9 +1,11 @@
 // Clients for raw text-completion backends: llama.cpp's `POST /completion` and any
-// OpenAI-compatible `POST /v1/completions`, streaming (SSE) or not. Failures are typed
+// OpenAI-compatible `POST /v1/completions`, streaming (SSE) or not, as coroutines on the
+// caller's Asio executor (or blocking, on an event loop of their own). Failures are typed
 // (unreachable, HTTP status, garbage, disconnected, timeout, deadline, cancelled) so the
 // gateway can answer 502 or 504 with the cause.
 #pragma once
 
+#include <asio/awaitable.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -21,7 +23,14 @@
 namespace chatpeg::server {
 
 namespace detail {
-class deadline_timer;
+// scheme://host[:port][/base path], split.
+struct backend_url {
+  std::string scheme;     // "http" (the only one supported)
+  std::string host;       // without brackets for IPv6
+  std::string port;       // "80" when absent
+  std::string base_path;  // "" or "/prefix" without a trailing slash
+};
+backend_url split_backend_url(std::string_view url);
 }  // namespace detail
 
 enum class backend_type : std::uint8_t { llamacpp, openai };
@@ -104,15 +113,22 @@ struct backend_outcome {
 // Called for every piece of text as it arrives (once with the whole text when not streaming).
 // Returning false cancels the request.
 using chunk_callback = std::function<bool(backend_chunk&& chunk)>;
+// The same, awaited: the backend is not read while the callback runs (a slow client holds
+// the backend's stream back instead of piling it up in memory).
+using async_chunk_callback = std::function<asio::awaitable<bool>(backend_chunk chunk)>;
 
-// Stateless and thread-safe: every call opens its own connection.
+// Stateless: every call opens its own connection. The coroutines run on the executor they
+// are awaited on; the blocking calls run one event loop of their own on the calling thread.
 class backend_client {
  public:
   explicit backend_client(backend_options options);
 
-  // Sends the request and reads the answer to the end. Cancelling `cancel` (optional) aborts
-  // the exchange at once, even while the backend is silent (code cancelled); so does the
-  // deadline (code deadline).
+  // Sends the request and reads the answer to the end. Cancelling `cancel` (optional, from any
+  // thread) aborts the exchange at once, even while the backend is silent (code cancelled); so
+  // does the deadline (code deadline). `params` must outlive the coroutine.
+  asio::awaitable<backend_outcome> complete_async(const completion_params& params,
+                                                  async_chunk_callback on_chunk,
+                                                  base::cancel_source* cancel = nullptr) const;
   backend_outcome complete(const completion_params& params, const chunk_callback& on_chunk,
                            base::cancel_source* cancel = nullptr) const;
 
@@ -124,15 +140,15 @@ class backend_client {
     std::optional<backend_error> error;
     std::vector<std::int32_t> tokens;
   };
+  asio::awaitable<tokenize_result> tokenize_async(std::string text,
+                                                  base::cancel_source* cancel = nullptr) const;
   tokenize_result tokenize(std::string_view text, base::cancel_source* cancel = nullptr) const;
 
   const backend_options& options() const { return options_; }
 
  private:
   backend_options options_;
-  std::shared_ptr<detail::deadline_timer> timer_;  // with a deadline: cancels late requests
-  std::string scheme_host_;                        // "http://host:port"
-  std::string base_path_;                          // "" or "/prefix" without trailing slash
+  detail::backend_url url_;
 };
 
 namespace detail {
