@@ -149,6 +149,21 @@ analysis analyze(const jinja::program& prog, std::string_view source,
                  const json::value& special_tokens, analyze_options options) {
   analysis out;
   probe_renderer renderer(prog, special_tokens);
+  // A template whose renders encode what the model writes is read decoded from here on.
+  std::string decoded_because;
+  for (const bool as_string : {false, true}) {
+    const json::value call = assistant_calls(
+        json::value::array({probe_call(probe::fn1, probe::id1, args1(), as_string)}));
+    const auto render = renderer.render(json::value::array({user_message(), call}), true, false);
+    for (const auto& d : render_decodings()) {
+      if (!render || !decoded_because.empty()) break;
+      decoded_because = d.evidence(source, *render);
+      if (!decoded_because.empty()) {
+        renderer.decode_with(&d);
+        out.render_decoding = std::string(d.name);
+      }
+    }
+  }
   bool prefer_string_args = false;
   out.caps = probe_caps(renderer, prefer_string_args);
   analysis_context ctx{renderer, source, prefer_string_args,
@@ -228,6 +243,11 @@ analysis analyze(const jinja::program& prog, std::string_view source,
       f.apply(source, out);
       out.fixups.emplace_back(f.name);
     }
+  if (!decoded_because.empty()) {
+    const render_decoding& d = *find_render_decoding(out.render_decoding);
+    out.note = "renders read decoded (" + out.render_decoding + ": " + std::string(d.reads) +
+               "): " + decoded_because + (out.note.empty() ? "" : "; " + out.note);
+  }
   // Dedicated rows and fix-ups may set the reference's token list; otherwise every marker.
   if (out.preserved_tokens.empty()) out.preserved_tokens = collect_preserved_tokens(out);
   if (out.reasoning.mode != reasoning_mode::none) out.caps.supports_reasoning = true;

@@ -54,6 +54,19 @@ json::value args2();  // {arg1: val1, arg2: val2}
 json::value assistant_content();
 json::value assistant_calls(const json::value& calls);
 
+// ---- Render decodings (render_decodings.cpp) --------------------------------------------------
+// A template whose renders encode what the model writes (HTML-escaped arguments): the row
+// names the evidence (empty: none) in the source and a call's render, and the decoding.
+struct render_decoding {
+  std::string_view name;
+  std::string_view reads;  // what the analysis then reads, for `chatpeg analyze`
+  std::function<std::string(std::string_view source, std::string_view call_render)> evidence;
+  std::function<std::string(std::string_view)> decode;
+};
+const std::vector<render_decoding>& render_decodings();
+const render_decoding* find_render_decoding(std::string_view name);
+std::string decode_html_entities(std::string_view text);
+
 // Renders probe conversations; a template that raises yields nullopt (it lacks whatever the
 // probe exercised). Deterministic: the clock is fixed. Renders are memoized. One analysis uses
 // one renderer on one thread.
@@ -68,9 +81,15 @@ class probe_renderer {
   // no earlier than the generation prompt ends. Empty when it does not render.
   std::string assistant_middle(const json::value& turn, bool with_tools) const;
   std::size_t renders() const { return renders_; }
+  // Every render from now on is read through the decoding (nullptr: as rendered).
+  void decode_with(const render_decoding* decoding) {
+    decoding_ = decoding;
+    cache_.clear();
+  }
 
  private:
   const jinja::program& prog_;
+  const render_decoding* decoding_ = nullptr;
   json::value special_tokens_;
   jinja::render_options options_;
   mutable std::size_t renders_ = 0;

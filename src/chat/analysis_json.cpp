@@ -195,6 +195,7 @@ json::value analysis::to_json() const {
   return {{"source", name_of(source_names, source)},
           {"handler", handler},
           {"fixups", fixups},
+          {"render_decoding", render_decoding},
           {"caps", jc},
           {"reasoning",
            {{"mode", name_of(mode_names, reasoning.mode)},
@@ -217,6 +218,7 @@ base::result<analysis> analysis::from_json(const json::value& j) {
   r.enumeration("source", source_names, a.source);
   r.str("handler", a.handler);
   r.strings("fixups", a.fixups);
+  r.str("render_decoding", a.render_decoding);
   if (auto c = r.object("caps")) {
     template_caps& k = a.caps;
     c->boolean("supports_system_role", k.supports_system_role);
@@ -284,6 +286,13 @@ base::result<analysis> analysis::from_json(const json::value& j) {
   r.str("note", a.note);
   r.finish();
   if (!r.ok()) return r.take_error();
+  if (!a.render_decoding.empty() && detail::find_render_decoding(a.render_decoding) == nullptr) {
+    std::string known;
+    for (const auto& d : detail::render_decodings())
+      known += (known.empty() ? "" : ", ") + std::string(d.name);
+    return base::make_error(base::errc::invalid_argument, "unknown render decoding",
+                            {.path = json::path_key("$", "render_decoding")}, "one of: " + known);
+  }
   return a;
 }
 

@@ -89,6 +89,7 @@ std::string analysis::summary() const {
     for (const auto& f : fixups) out += " " + f;
     out += "\n";
   }
+  if (!render_decoding.empty()) out += "renders read decoded: " + render_decoding + "\n";
   out += "reasoning: ";
   out += mode_name(reasoning.mode);
   out += "\n";

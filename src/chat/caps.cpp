@@ -107,7 +107,7 @@ std::optional<std::string> probe_renderer::render(const json::value& messages, b
       out = jinja::render(prog_, ctx, compat);
     }
     std::optional<std::string> text;
-    if (out) text = std::move(*out);
+    if (out) text = decoding_ != nullptr ? decoding_->decode(*out) : std::move(*out);
     cache_.emplace(std::move(key), text);
     return text;
   };

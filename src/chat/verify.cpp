@@ -41,12 +41,22 @@ std::string excerpt(std::string_view text) {
   return json::quote(text.substr(0, kMax)) + " (" + std::to_string(text.size()) + " bytes)";
 }
 
-// The request's prompt as the template renders it (no parser built: only the prompt is needed).
+// Text as the analysis reads the template's renders (decoded, for a template whose renders
+// encode what the model writes).
+std::string as_read(const chat_template& t, std::string text) {
+  const render_decoding* d = find_render_decoding(t.analysis().render_decoding);
+  return d != nullptr ? d->decode(text) : text;
+}
+
+// The request's prompt as the template renders it (no parser built: only the prompt is
+// needed), as the analysis reads it.
 base::result<std::string> render_prompt(const chat_template& t, const request& req) {
   auto vars = template_variables(t, req);
   if (!vars) return vars.error();
   (*vars)["add_generation_prompt"] = req.add_generation_prompt;
-  return t.render_request(*vars);
+  auto text = t.render_request(*vars);
+  if (!text) return text;
+  return as_read(t, std::move(*text));
 }
 
 // "" when the parser reads `output` as exactly the calls named in `names` and, as content,
@@ -160,8 +170,9 @@ std::string verify_content_and_call(const chat_template& t, const prepared& gen,
   auto req = probe_request(turn, false);
   if (!req) return {};
   auto full = render_prompt(t, *req);
-  if (!full || !full->starts_with(gen.prompt)) return {};
-  std::string output = full->substr(gen.prompt.size());
+  const std::string prompt = as_read(t, gen.prompt);
+  if (!full || !full->starts_with(prompt)) return {};
+  std::string output = full->substr(prompt.size());
   const std::size_t text_at = output.find(probe::content);
   const std::size_t last = output.rfind(probe::fn1);
   if (text_at == std::string::npos || last == std::string::npos || last < text_at) return {};
@@ -191,7 +202,9 @@ std::string verify_tool_syntax(const chat_template& t) {
   if (!text_req) return {};
   auto text_turn = render_prompt(t, *text_req);
   if (!text_turn) return {};
-  const probe_renderer renderer(t.program(), t.special_tokens());
+  probe_renderer renderer(t.program(), t.special_tokens());
+  renderer.decode_with(find_render_decoding(t.analysis().render_decoding));
+  const std::string prompt = as_read(t, gen->prompt);
   const std::vector<std::string> turn_ends = find_turn_ends(renderer, t.special_tokens());
 
   struct trial {
@@ -214,14 +227,14 @@ std::string verify_tool_syntax(const chat_template& t) {
     // from a fresh turn (it leaves out an empty thinking block the generation prompt closes,
     // drops earlier parts): then the calls are looked for in the render (weaker check).
     if (!full) continue;
-    if (!full->starts_with(gen->prompt)) {
+    if (!full->starts_with(prompt)) {
       if (auto why =
               find_calls_in_history(*gen, t.analysis(), *full, *text_turn, tr.names, turn_ends);
           !why.empty())
         return why;
       continue;
     }
-    std::string output = full->substr(gen->prompt.size());
+    std::string output = full->substr(prompt.size());
     const std::size_t last = output.rfind(tr.names.back());
     if (last == std::string::npos) continue;  // the template does not print the call
     const std::size_t from = last + tr.names.back().size();

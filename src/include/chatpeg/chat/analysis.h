@@ -132,6 +132,9 @@ struct analysis {
   analysis_source source = analysis_source::differential;
   std::string handler;              // dedicated format name ("gpt-oss", ...), else empty
   std::vector<std::string> fixups;  // names of fix-ups applied
+  // A template whose renders encode what the model writes (HTML-escaped arguments) is read
+  // decoded: the decoding's name ("html-entities"), else empty. The note names the evidence.
+  std::string render_decoding;
   template_caps caps;
   reasoning_syntax reasoning;
   content_syntax content;
