@@ -1,5 +1,6 @@
 // Gemma 4 parser: calls are "<|tool_call>call:NAME{key:value,...}<tool_call|>" in Gemma's
-// own value syntax — strings delimited by <|"|>, bare keys, JSON-like numbers, true/false/
+// own value syntax — strings delimited by <|"|> (a variant's own quote token at the top
+// level: FunctionGemma's <escape>), bare keys, JSON-like numbers, true/false/
 // null (None in nested values), lists and dicts — and may be interleaved with content (text
 // after a call is content). Reasoning is "<|channel>thought\n...<channel|>"; stray channel
 // markers the model writes around content are dropped (or, with reasoning_format none, kept
@@ -21,8 +22,6 @@ namespace {
 using peg::parser;
 using peg::tag;
 
-constexpr std::string_view quote = "<|\"|>";
-
 struct gemma {
   gen_context& c;
   peg::builder& b;
@@ -31,6 +30,8 @@ struct gemma {
   std::string call_close = c.a.tools.call_end;
   std::string channel_open = marker(first_token(c.a.reasoning.start), "channel_open");
   std::string channel_close = marker(c.a.reasoning.end, "channel_close");
+  // The quote of a top-level string argument (<|"|>, or a variant's own token).
+  std::string quote = marker({}, "quote");
 
   std::string marker(std::string bound, const std::string& name) const {
     return !bound.empty() ? bound : find_format_description("gemma-4")->marker(c.a, name);
@@ -40,7 +41,7 @@ struct gemma {
   parser lit(std::string_view s) { return b.literal(std::string(s)); }
   parser ws() { return c.ws(); }
 
-  parser string_text() { return b.until(std::string(quote)); }
+  parser string_text() { return b.until(quote); }
   parser key() { return b.chars("[A-Za-z0-9_$.-]", 1, 128); }
 
   // Any Gemma value (shared recursive rule).

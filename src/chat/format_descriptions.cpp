@@ -42,15 +42,17 @@ constexpr std::string_view dsml_fragment = R"({
 })";
 
 // Gemma 4: "call_open call:NAME{key:<|"|>str<|"|>,n:1} call_close", reasoning in
-// "channel_open thought\n ... channel_close". The string quote <|"|> is the family's value
-// syntax (the grammar and the value converter spell it), not a marker a variant renames.
+// "channel_open thought\n ... channel_close". A variant may quote a top-level string argument
+// with another token (FunctionGemma's <escape>); strings inside lists and dicts keep the
+// family's <|"|>, which the grammar and the value converter spell.
 constexpr std::string_view gemma_fragment = R"({
   "reasoning": {"mode": "tag_based", "start": "${channel_open}thought", "end": "${channel_close}"},
   "tools": {"format": "tag_with_tagged", "call_start": "${call_open}", "name_prefix": "call:",
             "name_suffix": "{", "arg_name_suffix": ":", "arg_separator": ",", "args_end": "}",
             "call_end": "${call_close}", "values": "raw"},
+  "markers": {"quote": "${quote}"},
   "preserved_tokens": ["${channel_open}", "${channel_close}", "${call_open}", "${call_close}",
-                       "${turn}"]
+                       "${turn}", "${quote}"]
 })";
 
 // Harmony's markers, and its recipient prefix (a literal, not a token).
@@ -111,15 +113,16 @@ const std::vector<format_description>& rows() {
        .fragment = dsml_fragment},
       {.name = "gemma-4",
        .handler = "gemma-4",
-       .why = "argument strings are quoted with <|\"|> and keys are bare, which no JSON or "
-              "tagged syntax describes",
+       .why = "argument strings are quoted with a token (<|\"|>, <escape>) and keys are bare, "
+              "which no JSON or tagged syntax describes",
        .defaults = {{"call_open", "<|tool_call>"},
                     {"call_close", "<tool_call|>"},
                     {"channel_open", "<|channel>"},
                     {"channel_close", "<channel|>"},
-                    {"turn", "<|turn>"}},
+                    {"turn", "<|turn>"},
+                    {"quote", "<|\"|>"}},
        .probes = {{probe_render::call_turn,
-                   "${call_open}call:XYZZY_FN{ARG_QX7:<|\"|>VAL_QV3<|\"|>}${call_close}", true},
+                   "${call_open}call:XYZZY_FN{ARG_QX7:${quote}VAL_QV3${quote}}${call_close}", true},
                   {probe_render::prompt, "${turn}model", false},
                   {probe_render::prompt, "${channel_open}thought\n${channel_close}", false}},
        .fragment = gemma_fragment},

@@ -113,6 +113,11 @@ const std::vector<row_fixture>& fixtures() {
        "Checking.<|invoke>call:get_weather{city:<|\"|>Paris<|\"|>}<invoke|>",
        "content='Checking.' |tool_name='get_weather' tool_arg_name='city' "
        "tool_arg_string_value='Paris'"},
+      {"gemma-4", "quoted_values_escape_token", "<escape>",
+       "<call_begin>call:count{n:3}<call_end><call_begin>call:get_weather{city:<escape>Paris, "
+       "France<escape>}<call_end>",
+       "|tool_name='count' tool_arg_name='n' tool_arg_value='3' |tool_name='get_weather' "
+       "tool_arg_name='city' tool_arg_string_value='Paris, France'"},
   };
   return rows;
 }
