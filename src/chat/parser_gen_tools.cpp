@@ -294,43 +294,75 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
 }
 
 // name(a=1, b='x') — Python keyword arguments; in the grammar each value typed by its schema.
+// Arguments are separated as the template writes them: by a comma, else by whitespace
+// ("name(a=1 b=2)"), or either under tolerance::python_separators. A template that prints values
+// with str() (value_syntax::raw) writes strings unquoted ("name(city=Paris)"): such a string is
+// read up to where the argument ends (the next "name=" or the call's close); a quoted one is read
+// too.
 base::result<parser> pythonic_call(gen_context& c, const json::value& tool) {
   auto& b = c.b;
+  const auto& ts = c.a.tools;
   const std::string name = tool_name(tool);
   const json::value& params = tool_parameters(tool);
   const auto props = properties_of(params);
   auto eq = c.ws() + b.literal("=") + c.ws();
+  const bool comma = ts.arg_separator.find(',') != std::string::npos ||
+                     (ts.arg_separator.empty() && ts.arg_value_end.empty());
+  const bool raw = ts.values == value_syntax::raw;
+  // Where an argument's value ends: the next argument's name, or the call's close (what
+  // follows a call: the list's close, a marker, another call, the end).
+  auto ident = b.chars("[A-Za-z_]") + b.chars("[A-Za-z0-9_]", 0, 64);
+  const bool either = c.tolerant(tolerance::python_separators);
+  auto after_call = b.choice({b.chars("[\\]<]", 1, 1), b.end(),
+                              b.optional(b.literal(",")) + c.ws() + ident + b.literal("(")});
+  // A name after whitespace ends a value only where arguments may be separated by whitespace.
+  std::vector<parser> ends = {c.ws() + b.literal(",") + c.ws() + ident + eq};
+  if (!comma || either) ends.push_back(b.chars("[ \t\r\n]", 1, 16) + ident + eq);
+  ends.push_back(c.ws() + b.literal(")") + c.ws() + after_call);
+  auto arg_end = b.choice(ends);
   // The parser's untyped value; under tolerance::loose_python a string whose quotes were not
-  // escaped ('sed -n '1,5p' f') is read up to the quote the argument's end follows (the next
-  // "name=" or the call's close).
+  // escaped ('sed -n '1,5p' f') is read up to the quote the argument's end follows.
   parser any_value = b.tag(tag::tool_arg_value, python_value(c));
-  if (c.tolerant(tolerance::loose_python)) {
-    auto ident = b.chars("[A-Za-z_]") + b.chars("[A-Za-z0-9_]", 0, 64);
-    auto arg_end =
-        c.ws() +
-        b.choice({b.literal(",") + c.ws() + ident + eq,
-                  b.literal(")") + c.ws() + b.choice({b.chars("[,\\]<]", 1, 1), b.end()})});
+  if (c.tolerant(tolerance::loose_python) || (raw && !c.for_gbnf)) {
     // The value converter reads such a string as the whole value (a quote with more of the
     // value after it is text); the end of the argument is inside the value node, so the value
     // is complete only once the reading is decided.
     std::vector<parser> loose;
-    for (const char* q : {"'", "\""}) {
-      auto close = b.literal(q) + b.peek(arg_end);
-      loose.push_back(b.literal(q) + b.zero_or_more(b.negate(close) + b.any()) + close);
+    if (c.tolerant(tolerance::loose_python)) {
+      for (const char* q : {"'", "\""}) {
+        auto close = b.literal(q) + b.peek(arg_end);
+        loose.push_back(b.literal(q) + b.zero_or_more(b.negate(close) + b.any()) + close);
+      }
     }
-    any_value = b.rule(
-        c.unique_rule("py-arg-value"),
-        b.tag(tag::tool_arg_value, b.choice({python_value(c) + b.peek(arg_end), b.choice(loose)})));
+    auto value =
+        b.tag(tag::tool_arg_value, b.choice({python_value(c) + b.peek(arg_end), b.choice(loose)}));
+    if (raw) {
+      auto text = b.one_or_more(b.negate(arg_end) + b.any());
+      value = b.choice({value, b.tag(tag::tool_arg_string_value, text)});
+    }
+    any_value = b.rule(c.unique_rule("py-arg-value"), value);
   }
+  // The grammar's spelling of what separates two arguments, and of what follows a call.
+  const std::string between = comma ? ts.arg_separator : ts.arg_value_end + ts.arg_separator;
+  std::string call_follower(ts.array_wrapped ? "]" : marker_core(ts.call_separator).substr(0, 1));
+  if (call_follower.empty()) call_follower = marker_core(ts.section_end).substr(0, 1);
   std::vector<parser> alts;
   for (const auto& p : props) {
     parser value = any_value;
     if (c.for_gbnf) {
-      auto typed = grammar_value(c, *p.schema,
-                                 c.unique_rule("arg-" + sanitize(name) + "-" + sanitize(p.name)),
-                                 grammar::literal_syntax::python);
-      if (!typed) return typed.error();
-      value = *typed;
+      if (raw && is_plain_string_schema(*p.schema)) {
+        // Unquoted text, up to the next argument's name or the call's close.
+        std::vector<std::string> ends;
+        for (const auto& q : props) ends.push_back(between + q.name + "=");
+        ends.push_back(")" + call_follower);
+        value = b.tag(tag::tool_arg_string_value, b.until_one_of(ends));
+      } else {
+        auto typed = grammar_value(c, *p.schema,
+                                   c.unique_rule("arg-" + sanitize(name) + "-" + sanitize(p.name)),
+                                   grammar::literal_syntax::python);
+        if (!typed) return typed.error();
+        value = *typed;
+      }
     }
     alts.push_back(b.tag(tag::tool_arg_name, b.literal(p.name)) + eq + value);
   }
@@ -343,11 +375,14 @@ base::result<parser> pythonic_call(gen_context& c, const json::value& tool) {
     alts.push_back(b.tag(tag::tool_arg_name, other) + eq + any_value);
     count += 16;
   }
+  // Between two arguments: the template's comma, else its whitespace (under
+  // tolerance::python_separators either).
+  parser sep = comma ? c.ws() + b.literal(",") + c.ws() : b.literal(between);
+  if (either) sep = c.ws() + b.optional(b.literal(",")) + c.ws();
   parser args = b.eps();
   if (!alts.empty()) {
     auto arg = alts.size() == 1 ? alts[0] : b.choice(alts);
-    args = b.optional(arg + b.repeat(c.ws() + b.literal(",") + c.ws() + arg, 0,
-                                     static_cast<std::uint32_t>(count - 1)));
+    args = b.optional(arg + b.repeat(sep + arg, 0, static_cast<std::uint32_t>(count - 1)));
   }
   return name_literal(c, name) + b.literal("(") + c.ws() + args + c.ws() + b.literal(")");
 }

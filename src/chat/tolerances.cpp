@@ -71,6 +71,10 @@ bool namespaced_names(const analysis& a) {
   return e != std::string_view::npos && p[e] == '.' && !trimmed_empty(a.tools.call_start);
 }
 
+bool python_calls(const analysis& a) {
+  return a.tools.pythonic;
+}
+
 bool python_values(const analysis& a) {
   return a.tools.values == value_syntax::python;
 }
@@ -112,6 +116,10 @@ const std::vector<tolerance_rule>& tolerance_rules() {
       {tolerance::loose_python, "loose-python",
        "zero-padded numbers (07) and unescaped quotes inside a Python string argument",
        python_values},
+      {tolerance::python_separators, "python-separators",
+       "Python keyword arguments separated by a comma or by whitespace, whichever the template "
+       "writes",
+       python_calls},
       {tolerance::missing_namespace, "missing-namespace",
        "a function name without its namespace prefix (\"functions.\") after the call's opener",
        namespaced_names},

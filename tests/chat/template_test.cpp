@@ -209,7 +209,8 @@ TEST(Template, CloseEndsTurn) {
 }
 
 // Python-style calls ("[f(a='x'), g(b=1)]", LFM2, Llama 3.2 pythonic, ToolACE), with or without
-// markers around the list; arguments written without a separator do not read back.
+// markers around the list, with a space or no separator between arguments (each JSON value
+// ends itself: "f(a=\"x\"b=1)").
 TEST(Template, DifferentialPythonic) {
   const auto calls = [](const char* open, const char* close, const char* arg_sep) {
     return std::string("{{ m.content }}{% if m.tool_calls %}") + open +
@@ -226,7 +227,8 @@ TEST(Template, DifferentialPythonic) {
   } rows[] = {
       {"bare list", calls("[", "]", ", "), "", false},
       {"list in markers", calls("<|calls|>[", "]<|/calls|>", ", "), "<|calls|>", false},
-      {"no argument separator", calls("[", "]", ""), "", true},
+      {"no argument separator", calls("[", "]", ""), "", false},
+      {"space between arguments", calls("[", "]", " "), "", false},
   };
   for (const auto& r : rows) {
     auto t = chat_template::create(chat_template_with(r.body));

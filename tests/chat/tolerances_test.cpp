@@ -112,6 +112,9 @@ const std::vector<row>& rows() {
       {tolerance::loose_python, kPython, "<zq_py>[f(a='it's', n=07)]</zq_py>",
        "|tool_name='f' tool_arg_name='a' tool_arg_value=''it's'' tool_arg_name='n' "
        "tool_arg_value='07'"},
+      {tolerance::python_separators, kPython, "<zq_py>[f(a='x' n=7)]</zq_py>",
+       "|tool_name='f' tool_arg_name='a' tool_arg_value=''x'' tool_arg_name='n' "
+       "tool_arg_value='7'"},
       {tolerance::missing_namespace, kNamespaced, "<zq_begin>f<zq_args>{\"n\": 5}<zq_end>",
        "|tool_name='f' tool_args='{\"n\": 5}'"},
   };
@@ -169,7 +172,7 @@ TEST(tolerances, in_effect_depends_on_the_format) {
   EXPECT_EQ(names(make_analysis(kTagged)),
             "flexible-space text-around-calls unclosed-call missing-wrapper missing-value-end ");
   EXPECT_EQ(names(make_analysis(kPython)),
-            "flexible-space text-around-calls unclosed-call loose-python ");
+            "flexible-space text-around-calls unclosed-call loose-python python-separators ");
 }
 
 // No new false calls: prose that only mentions a tool, or JSON that is not a call to an

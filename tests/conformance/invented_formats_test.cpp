@@ -276,6 +276,19 @@ TEST(InventedFormats, CallsWithTextAroundAreNeverPlainContent) {
   EXPECT_TRUE(counts.silent.empty());
 }
 
+// The request "hi" with the tools above, prepared for a fixture.
+base::result<chat::prepared> prepared_for(const char* fixture) {
+  const auto path = fixtures() / (std::string(fixture) + ".jinja");
+  auto tmpl = chat::chat_template::create(chatpeg::testing::read_file(path));
+  if (!tmpl) return tmpl.error();
+  json::value body = json::value::object();
+  body["messages"] = json::value::array({*json::parse(R"({"role": "user", "content": "hi"})")});
+  body["tools"] = tools();
+  auto req = chat::request::from_json(body);
+  if (!req) return req.error();
+  return chat::prepare(**tmpl, *req);
+}
+
 // Text around markerless calls: a call to an offered tool is never returned as plain content.
 // Before the calls it is content; after them the output does not match (an explicit error);
 // a list that calls no offered tool is content.
@@ -298,15 +311,7 @@ TEST(InventedFormats, MarkerlessCallsAreNeverContent) {
   };
   for (const auto& r : rows) {
     SCOPED_TRACE(std::string(r.fixture) + ": " + r.output);
-    const auto path = fixtures() / (std::string(r.fixture) + ".jinja");
-    auto tmpl = chat::chat_template::create(chatpeg::testing::read_file(path));
-    ASSERT_TRUE(tmpl.has_value()) << tmpl.error().to_string();
-    json::value body = json::value::object();
-    body["messages"] = json::value::array({*json::parse(R"({"role": "user", "content": "hi"})")});
-    body["tools"] = tools();
-    auto req = chat::request::from_json(body);
-    ASSERT_TRUE(req.has_value());
-    auto prep = chat::prepare(**tmpl, *req);
+    auto prep = prepared_for(r.fixture);
     ASSERT_TRUE(prep.has_value()) << prep.error().to_string();
     auto msg = parse(*prep, r.output);
     if (r.content == nullptr) {
@@ -316,6 +321,48 @@ TEST(InventedFormats, MarkerlessCallsAreNeverContent) {
     ASSERT_TRUE(msg.has_value()) << msg.error().to_string();
     EXPECT_EQ(msg->content.value_or(""), r.content);
     EXPECT_EQ(msg->tool_calls.size(), r.calls);
+  }
+}
+
+// Python arguments as a model writes them for a template that prints them loosely: unquoted
+// strings (up to the next "name=" or the call's close, brackets and commas kept), or quoted
+// ones; arguments separated by whitespace or by commas, whichever the template shows. Each
+// read one-shot and streamed byte by byte to the same call.
+TEST(InventedFormats, LoosePythonArgumentsAreReadEitherWay) {
+  struct row {
+    const char* fixture;
+    const char* output;
+    const char* arguments;  // the one call's arguments
+  };
+  const std::vector<row> rows = {
+      {"python_unquoted_values", "<|act|>[get_weather(city=Paris, unit=celsius)]",
+       R"J({"city":"Paris","unit":"celsius"})J"},
+      {"python_unquoted_values", "<|act|>[get_weather(city=Paris (France), unit=C)]",
+       R"J({"city":"Paris (France)","unit":"C"})J"},
+      {"python_unquoted_values", "<|act|>[get_weather(city=New York, NY)]",
+       R"J({"city":"New York, NY"})J"},
+      {"python_unquoted_values", "<|act|>[get_weather(city=\"Paris\")]", R"J({"city":"Paris"})J"},
+      {"python_unquoted_values", "<|act|>[search(query=a b, limit=5, filters={'x': [1]})]",
+       R"J({"query":"a b","limit":5,"filters":{"x":[1]}})J"},
+      {"python_space_separated", "<invoke>\nget_weather(city=\"Paris\" unit=\"C\")\n</invoke>",
+       R"J({"city":"Paris","unit":"C"})J"},
+      {"python_space_separated", "<invoke>\nget_weather(city=\"Paris\", unit=\"C\")\n</invoke>",
+       R"J({"city":"Paris","unit":"C"})J"},
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(std::string(r.fixture) + ": " + r.output);
+    auto prep = prepared_for(r.fixture);
+    ASSERT_TRUE(prep.has_value()) << prep.error().to_string();
+    auto msg = parse(*prep, r.output);
+    ASSERT_TRUE(msg.has_value()) << msg.error().to_string();
+    ASSERT_EQ(msg->tool_calls.size(), 1u);
+    EXPECT_EQ(*json::parse(msg->tool_calls[0].arguments), *json::parse(r.arguments));
+    const std::string output = r.output;
+    auto out =
+        stream::testing::run_stream(*prep, output, stream::testing::fixed_chunks(output.size(), 1));
+    ASSERT_TRUE(out.ok) << out.error.to_string();
+    EXPECT_TRUE(out.violations.empty()) << out.violations[0];
+    EXPECT_EQ(stream::testing::message_difference(out.final_message, *msg, false), "");
   }
 }
 

@@ -28,6 +28,7 @@ enum class tolerance : std::uint8_t {
   tag_attributes,      // extra key="value" attributes inside an argument's opening tag
   reopened_reasoning,  // the reasoning opener written again after the prompt opened the block
   loose_python,        // zero-padded numbers and unescaped quotes inside a Python string
+  python_separators,   // Python keyword arguments separated by a comma or by whitespace
   missing_namespace,   // a function name without its namespace prefix ("functions.")
 };
 
