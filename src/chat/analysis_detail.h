@@ -143,6 +143,10 @@ template_caps probe_caps(const probe_renderer& r, bool& prefer_string_args);
 void analyze_reasoning(const analysis_context& ctx, analysis& out);
 void analyze_content(const analysis_context& ctx, analysis& out);
 void analyze_tools(const analysis_context& ctx, analysis& out);
+// A template that renders no assistant tool_calls but shows a call in its tools' system prompt
+// ('<tool_call>{"name": ..., "arguments": ...}</tool_call>'): the tool syntax from that example,
+// and a note quoting it (described_calls.cpp). False when the prompt shows no call.
+bool describe_calls_from_prompt(const analysis_context& ctx, analysis& out);
 // After the content stage: tools.content_gap, what a turn with content and a call writes
 // between them beyond the content's own end marker.
 void find_content_gap(const analysis_context& ctx, analysis& out);

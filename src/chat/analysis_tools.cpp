@@ -606,7 +606,7 @@ void align_with_fresh_turn(const analysis_context& ctx, tool_syntax& t) {
 
 void analyze_tools(const analysis_context& ctx, analysis& out) {
   if (!out.caps.supports_tool_calls) {
-    if (out.caps.supports_tools)
+    if (out.caps.supports_tools && !describe_calls_from_prompt(ctx, out))
       out.tool_error =
           "tool-call stage 'render': the template lists tools but does not render "
           "assistant tool_calls";
