@@ -295,12 +295,12 @@ gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::st
   return out;
 }
 
-// The opening of a call up to the first byte of its function name. Text where it matches is
-// never content: a call to a tool that is not offered, or an offered call that does not parse,
-// fails the parse (at the name or inside the call, naming what was expected there) instead of
-// being returned as text. Only for formats whose opening up to the name is distinctive: JSON
-// calls with the name key first, or a non-empty name prefix; a bare marker mention ("a
-// <tool_call> tag") still reads as content.
+// The opening of a call through the name of an offered tool. Text where it matches is never
+// content: an offered call that does not parse fails the parse (inside the call, naming what
+// was expected there) instead of being returned as text. A call to a tool that is not offered
+// is not a call: it stays content, as does a bare marker mention ("a <tool_call> tag"). Only
+// for formats whose opening up to the name is distinctive: JSON calls with the name key first,
+// or a non-empty name prefix.
 static peg::parser call_opening(gen_context& c, const tool_syntax& ts) {
   auto& b = c.b;
   if (c.tools.empty()) return {};
@@ -326,7 +326,11 @@ static peg::parser call_opening(gen_context& c, const tool_syntax& ts) {
     if (marker_core(ts.name_prefix).empty()) return {};
     opener = section + c.mark(ts.call_start) + c.mark(ts.name_prefix);
   }
-  return b.rule(c.unique_rule("call-opening"), opener + b.chars("[A-Za-z0-9_.-]", 1, 1));
+  std::vector<peg::parser> names;
+  for (const json::value* tool : c.tools) names.push_back(b.literal(tool_name(*tool)));
+  auto name = names.size() == 1 ? names[0] : b.choice(names);
+  return b.rule(c.unique_rule("call-opening"),
+                opener + name + b.negate(b.chars("[A-Za-z0-9_.-]", 1, 1)));
 }
 
 base::result<gen_result> build_generic(gen_context& c) {
