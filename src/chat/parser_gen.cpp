@@ -130,19 +130,30 @@ peg::parser reasoning_block(gen_context& c, peg::parser calls,
   if (c.state == prefix_state::reasoning_open && c.tolerant(tolerance::reopened_reasoning)) {
     open = open + b.optional(c.mark(rs.start) + c.ws() + b.negate(c.mark(rs.end)));
   }
+  // A block that is never closed but followed by calls: reasoning up to the first call, which
+  // is read as a call (a closed block comes first: a call written inside it is reasoning).
+  auto up_to_calls = [&](peg::parser opening) -> std::optional<peg::parser> {
+    if (calls.owner == nullptr || call_openers.empty()) return std::nullopt;
+    std::vector<std::string> stops{end_core};
+    stops.insert(stops.end(), call_openers.begin(), call_openers.end());
+    auto up_to_call = b.until_one_of(stops);
+    if (c.extract_reasoning) up_to_call = b.reasoning(up_to_call);
+    return wrap(opening + up_to_call) + b.peek(calls);
+  };
   switch (c.state) {
-    case prefix_state::reasoning_open:
+    case prefix_state::reasoning_open: {
       if (c.for_gbnf) return wrap(c.ws() + text + close);
       // The prefix opened the block; an output that never closes it is all reasoning —
       // unless it goes straight to the tool calls (the block is then empty and its opener,
-      // which the model did not write, is dropped, as the reference does). The calls are
-      // tried first: while a call is still being written, a lenient parse must not read it
-      // as reasoning text that the finished output then takes back.
-      if (calls.owner != nullptr) {
-        return b.choice({open + c.ws() + b.peek(calls), wrap(open + text + close),
-                         wrap(open + text + b.end())});
-      }
-      return wrap(open + text + (close | b.end()));
+      // which the model did not write, is dropped, as the reference does) or reaches them
+      // later. The calls are tried first: while a call is still being written, a lenient
+      // parse must not read it as reasoning text that the finished output then takes back.
+      if (calls.owner == nullptr) return wrap(open + text + (close | b.end()));
+      std::vector<peg::parser> readings{open + c.ws() + b.peek(calls), wrap(open + text + close)};
+      if (auto r = up_to_calls(open)) readings.push_back(*r);
+      readings.push_back(wrap(open + text + b.end()));
+      return b.choice(std::move(readings));
+    }
     case prefix_state::reasoning_closed:
       if (c.for_gbnf) return b.eps();
       return wrap(open + text + close);
@@ -154,20 +165,13 @@ peg::parser reasoning_block(gen_context& c, peg::parser calls,
   if (rs.start.empty()) return b.optional(wrap(text + (close | b.end())));
   auto closed = wrap(c.ws() + open + text + close);
   if (c.for_gbnf) return b.optional(closed);
-  // The model opened the block itself and never closed it. Read as the stream reads it while
-  // it grows: reasoning up to a call that follows directly, else reasoning to the end of the
-  // output — never content, which would take back the reasoning already streamed. The closed
-  // reading comes first: a call written inside a closed block is reasoning (llamacpp #32,
-  // #232). (A stream that never closes the block but then calls shows the call as reasoning
-  // until the end decides; the final message then differs — an internal error, not a guess.)
+  // The model opened the block itself and never closed it: reasoning up to the first call,
+  // else reasoning to the end of the output — never content, which would take back the
+  // reasoning already streamed. The closed reading comes first: a call written inside a closed
+  // block is reasoning (llamacpp #32, #232). A stream holds a call written in the block until
+  // the close or the end of the output decides which it is.
   std::vector<peg::parser> readings{closed};
-  if (calls.owner != nullptr && !call_openers.empty()) {
-    std::vector<std::string> stops{end_core};
-    stops.insert(stops.end(), call_openers.begin(), call_openers.end());
-    auto up_to_call = b.until_one_of(stops);
-    if (c.extract_reasoning) up_to_call = b.reasoning(up_to_call);
-    readings.push_back(wrap(c.ws() + open + up_to_call) + b.peek(calls));
-  }
+  if (auto r = up_to_calls(c.ws() + open)) readings.push_back(*r);
   readings.push_back(wrap(c.ws() + open + text + b.end()));
   return b.optional(b.choice(std::move(readings)));
 }

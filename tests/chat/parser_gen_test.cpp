@@ -368,6 +368,13 @@ std::vector<gen_case> cases() {
          "|tool_name='get_time' tool_arg_name='tz' tool_arg_string_value='UTC'"},
         // Never closed and no call: all of it is reasoning.
         {"Still thinking", "reasoning='Still thinking'"},
+        // Never closed, then a call: reasoning up to the call, which is read as a call (the
+        // grammar closes the block first).
+        {"Checking.<tool_call>\n<function=get_time>\n<parameter=tz>\nUTC\n</parameter>\n"
+         "</function>\n</tool_call>",
+         "reasoning='Checking.' |tool_name='get_time' tool_arg_name='tz' "
+         "tool_arg_string_value='UTC'",
+         false},
         // A call mentioned inside the reasoning fires the lazy trigger there; the grammar lets
         // the reasoning finish before the real call.
         {"About <tool_call>\n<function=get_time>\n<parameter=tz>\nX\n</parameter>\n</function>\n"

@@ -219,6 +219,46 @@ TEST(SessionWork, LinearForEveryTemplateAndShape) {
   EXPECT_GT(check.pairs, 250);
 }
 
+// Reasoning that writes a call and then runs on, closed at the end or never: until the close
+// (or the end) decides, the call may be reasoning or a call, and the work must still be linear.
+// Each template's own one-call output (the round-trip corpus) inside its reasoning block.
+TEST(SessionWork, LinearForReasoningThatHoldsACall) {
+  CHATPEG_REQUIRE_SHARED(shared);
+  work_check check;
+  for (const auto& path : testing::roundtrip_files(shared)) {
+    auto doc = json::parse(testing::read_file(path));
+    ASSERT_TRUE(doc);
+    const std::string stem = (*doc)["template"].get<std::string>();
+    auto t = corpus(shared, stem, doc->value("special_tokens", json::value::object()));
+    if (!t) continue;
+    const auto& rs = t->analysis().reasoning;
+    if (rs.end.empty() || t->analysis().tools.format == chat::tool_format::none) continue;
+    for (const auto& cs : (*doc)["cases"]) {
+      if (cs["kind"] != "b_one_call") continue;
+      const std::string call = cs["model_output"].get<std::string>();
+      json::value body = testing::roundtrip_request(cs["render_context"]);
+      body["reasoning_format"] = "auto";
+      auto req = chat::request::from_json(body);
+      ASSERT_TRUE(req) << req.error().to_string();
+      auto p = chat::prepare(*t, *req);
+      if (!p) continue;
+      const std::string open = p->parse_prefix.empty() ? rs.start : "";
+      for (const bool closed : {false, true}) {
+        check.run(
+            *p,
+            [&](std::size_t n) {
+              return open + "I will write " + call + " " + model_text(n, 11) +
+                     (closed ? rs.end + "Done." : "");
+            },
+            stem + " / call in reasoning / " + (closed ? "closed" : "never closed"),
+            /*with_tokens=*/false);
+      }
+    }
+  }
+  check.print("session work, calls in reasoning");
+  EXPECT_GT(check.pairs, 10);
+}
+
 // Plain text for a string value in any argument syntax (no quote, escape or marker byte).
 std::string argument_text(std::size_t size) {
   static const char* const words[] = {"lorem ", "ipsum ", "dolor ", "sit ", "amet, ", "42. "};
