@@ -192,6 +192,34 @@ TEST(ResponseStream, WrittenTemplateWorkIsLinear) {
   }
 }
 
+// Reasoning that mentions a call opener and runs on, fed 4 bytes at a time: the work stays a
+// bounded multiple of the size (a reasoning close that looked ahead from each mention for a
+// later close, to end a block never closed at the calls, would rescan the rest at every feed).
+TEST(ResponseStream, ReasoningAfterACallMentionIsLinear) {
+  chat::analysis a;
+  a.reasoning = {.mode = chat::reasoning_mode::tag_based, .start = "<think>", .end = "</think>"};
+  a.tools.format = chat::tool_format::json_native;
+  a.tools.call_start = "<tool_call>";
+  a.tools.call_end = "</tool_call>";
+  auto written = write_template(a, "A:");
+  ASSERT_TRUE(written) << written.error().to_string();
+  auto t = response_template::from_json(*written);
+  ASSERT_TRUE(t) << t.error().to_string();
+  for (const std::string fill : {std::string("more thought "), std::string("<tool_call> ")}) {
+    std::string output = "<think>I could write <tool_call> here. ";
+    while (output.size() < 64 * 1024) output += fill;
+    output += "</think><tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>";
+    parser p(*t);
+    for (std::size_t i = 0; i < output.size(); i += 4) {
+      ASSERT_TRUE(p.feed(std::string_view(output).substr(i, 4)));
+    }
+    auto done = p.finalize();
+    ASSERT_TRUE(done) << done.error().to_string();
+    EXPECT_EQ(done->message["tool_calls"].size(), 1u);
+    EXPECT_LE(p.stats().scanned_bytes, 20 * output.size()) << fill;
+  }
+}
+
 TEST(ResponseStream, ErrorsAtCloseKeepTheOffset) {
   auto t = load(R"({"start_anchor": "A:", "fields": {
     "n": {"open": "<n>", "close": "</n>", "content": "int"}, "content": {}}})");

@@ -42,6 +42,14 @@ const writer_case kCases[] = {
      "plan[[/think]]Sure.<call>{\"name\": \"get_weather\", \"arguments\": "
      "{\"city\": \"Oslo\"}}</call>",
      R"({"role":"assistant","reasoning_content":"plan","content":"Sure.","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":{"city":"Oslo"}}}]})"},
+    {"a call written before the reasoning's close is reasoning",
+     [](chat::analysis& a) {
+       a.tools.format = chat::tool_format::json_native;
+       a.tools.call_start = "<call>";
+       a.tools.call_end = "</call>";
+     },
+     "~~bot~~\n[[think]]\n", "maybe <call>{}</call>?[[/think]]No.",
+     R"({"role":"assistant","reasoning_content":"maybe <call>{}</call>?","content":"No."})"},
     {"an array of calls in a section with other keys",
      [](chat::analysis& a) {
        a.tools.format = chat::tool_format::json_native;
