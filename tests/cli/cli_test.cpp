@@ -359,10 +359,11 @@ TEST_F(cli_parse, stream_ending_inside_reasoning_keeps_it_as_reasoning) {
 }
 
 TEST_F(cli_parse, stream_mismatch_exits_1_with_the_byte_offset) {
-  const auto r = parse({"--stream"}, "<tool_call>\n{\"name\": \"nope\", \"arguments\": {}}");
+  const auto r =
+      parse({"--stream"}, "<tool_call>\n{\"name\": \"write\", \"arguments\": {\"content\" 1}}");
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(one_line(r.err)) << r.err;
-  EXPECT_NE(r.err.find("byte 22"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("byte 54"), std::string::npos) << r.err;
 }
 
 TEST_F(cli_parse, stream_flag_combinations_are_usage_errors) {

@@ -428,6 +428,11 @@ TEST(HttpServer, OutOfDescriptorsPausesAccepting) {
     warm.send("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     ASSERT_EQ(status_of(warm.read_all()), 200);
   }
+  // ... and has closed the warm-up connection (its descriptor would free a slot later).
+  for (int i = 0; i < 400 && s.stats().open_connections > 0; ++i) {
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_EQ(s.stats().open_connections, 0u);
   rlimit saved{};
   ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
   // The clients' sockets exist before the table fills (client and server share this process),
