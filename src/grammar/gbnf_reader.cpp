@@ -203,7 +203,15 @@ bool reader::parse_escape(char32_t& out) {
     value = value * 16 + static_cast<std::uint32_t>(h);
     ++pos_;
   }
-  if (value > 0x10FFFF) return syntax(at, "escape is beyond U+10FFFF", "a Unicode code point");
+  if (value > 0x10FFFF && warnings_.size() < max_warnings) {
+    // llama.cpp's loader takes it; no text ever holds it.
+    base::location where;
+    where.offset = at;
+    base::fill_line_column(where, src_);
+    warnings_.push_back({std::move(where), "escape \\" + std::string(1, c) +
+                                               " is beyond U+10FFFF: "
+                                               "it never matches (llama.cpp loads it too)"});
+  }
   out = value;
   return true;
 }

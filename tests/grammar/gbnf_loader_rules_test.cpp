@@ -94,6 +94,7 @@ std::vector<loader_case> loader_cases() {
                   "after an empty literal"},
       loader_case{"empty_literal_alone", "root ::= \"\" | \"a\"", true},
       loader_case{"never_matching_class", "root ::= [^\\x00-\\U0010FFFF] | \"a\"", true},
+      loader_case{"code_point_beyond_unicode", "root ::= \"\\U00110000\" | \"a\"", true},
       // Left recursion as llama.cpp's loader finds it: through the references an
       // alternative begins with, past a reference only when its rule has an empty
       // alternative of its own (x? x* and x{0,n} make such rules; x+ and x{m,n} write their

@@ -105,7 +105,6 @@ INSTANTIATE_TEST_SUITE_P(
         invalid_case{"token_by_text", "root ::= <think>", syn, 1, 10, "vocabulary"},
         invalid_case{"token_unclosed", "root ::= <[12]", syn, 1, 15, "'>'"},
         invalid_case{"short_hex", "root ::= \"\\x4\"", syn, 1, 14, "hex digits"},
-        invalid_case{"big_code_point", "root ::= \"\\U00110000\"", syn, 1, 11, "U+10FFFF"},
         invalid_case{"postfix_first", "root ::= *", syn, 1, 10, "must follow"},
         invalid_case{"braces_reversed", "root ::= \"a\"{3,1}", syn, 1, 13, "n < m"},
         invalid_case{"braces_no_number", "root ::= \"a\"{x}", syn, 1, 14, "number"},
@@ -210,6 +209,20 @@ TEST(gbnf_reader_property, random_text_is_handled) {
     }
   }
   EXPECT_GT(parsed, 100u);
+}
+
+// An escape beyond U+10FFFF loads, as in llama.cpp's loader, with a warning: no text holds it.
+TEST(gbnf_reader, code_point_beyond_unicode_loads_and_warns) {
+  auto g = parse_gbnf("root ::= \"\\U00110000\" | \"a\"");
+  ASSERT_TRUE(g.has_value()) << g.error().to_string();
+  const auto& warnings = gbnf_warnings(**g);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].where.line, 1u);
+  EXPECT_EQ(warnings[0].where.column, 11u);
+  EXPECT_NE(warnings[0].message.find("never matches"), std::string::npos) << warnings[0].message;
+  auto a = recognize(**g, "a");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_TRUE(a->accepted);
 }
 
 }  // namespace
