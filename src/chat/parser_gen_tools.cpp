@@ -37,12 +37,19 @@ parser id_text(gen_context& c, const std::vector<const std::string*>& followers)
 
 base::result<parser> arguments_value(gen_context& c, const json::value& tool) {
   const auto& ts = c.a.tools;
-  if (ts.arguments_as_string) {
-    // "arguments": "{\"a\": 1}" — a JSON string holding the object; the mapper decodes it.
+  if (ts.arguments_as_string && !c.tolerant(tolerance::serialized_arguments)) {
+    // "arguments": "{\"a\": 1}" — a JSON string holding the object; the fold decodes it.
     return c.b.tag(tag::tool_args, c.b.json_string());
   }
   auto args = json_arguments(c, tool);
   if (!args) return args.error();
+  // Under tolerance::serialized_arguments either form; the template's own comes first.
+  if (c.tolerant(tolerance::serialized_arguments)) {
+    const std::vector<parser> forms = ts.arguments_as_string
+                                          ? std::vector<parser>{c.b.json_string(), *args}
+                                          : std::vector<parser>{*args, c.b.json_string()};
+    return c.b.tag(tag::tool_args, c.b.choice(forms));
+  }
   return c.b.tag(tag::tool_args, *args);
 }
 

@@ -28,6 +28,10 @@ bool named_json_calls(const analysis& a) {
   return json_calls(a) && !a.tools.function_name_as_key && !a.tools.arguments_as_string;
 }
 
+bool keyed_json_calls(const analysis& a) {
+  return json_calls(a) && !a.tools.function_name_as_key;
+}
+
 bool marker_before_json_arguments(const analysis& a) {
   return a.tools.format == tool_format::tag_with_json &&
          (!trimmed_empty(a.tools.args_start) || !trimmed_empty(a.tools.name_suffix));
@@ -93,6 +97,10 @@ const std::vector<tolerance_rule>& tolerance_rules() {
        "calls separated by ';' or ',' as well as by the template's separator", json_calls},
       {tolerance::payload_variants, "payload-variants",
        "\"arguments\" or \"parameters\" as the arguments key", named_json_calls},
+      {tolerance::serialized_arguments, "serialized-arguments",
+       "JSON arguments written as an object or as a JSON string that holds one "
+       "(\"arguments\": \"{\\\"a\\\": 1}\")",
+       keyed_json_calls},
       {tolerance::lost_markers, "lost-markers",
        "the marker between a function name and its JSON arguments may be missing (a backend "
        "that drops special tokens)",

@@ -279,16 +279,7 @@ void fold::grow(std::uint32_t index) {
     case peg::tag::tool_args: {
       auto* c = current();
       if (!r.args || !c || !c->converter_active) return;
-      std::string& args = c->call.arguments;
-      c->converter.feed(new_text(n, r), args);
-      if (!args.empty() && args.front() != '{')
-        return fail(n, "tool arguments are not a JSON object");
-      if (!n.partial) {
-        c->converter.finish(args);
-        c->converter_active = false;
-        if (!c->converter.complete()) fail(n, "tool arguments are not a whole JSON object");
-      }
-      return;
+      return feed_args(*c, n, new_text(n, r));
     }
     case peg::tag::tool_arg_value: {
       auto* c = current();
@@ -310,8 +301,29 @@ void fold::enter_args(std::uint32_t index) {
   c.converter = value_converter{};
   c.converter_active = true;
   records_[index].args = true;
+  c.serialized = false;
+  c.serialized_text.clear();
+  feed_args(c, n, new_text(n, records_[index]));
+}
+
+// More of a call's whole arguments (tool-args). An object goes through the converter as it
+// comes; a JSON string holding one is kept until it is whole, then decoded into it.
+void fold::feed_args(call_state& c, const peg::ast_node& n, std::string_view text) {
   std::string& args = c.call.arguments;
-  c.converter.feed(new_text(n, records_[index]), args);
+  if (!c.converter.started() && !c.serialized) {
+    const std::size_t first = text.find_first_not_of(" \t\r\n");
+    c.serialized = first != std::string_view::npos && text[first] == '"';
+  }
+  if (c.serialized) {
+    c.serialized_text += text;
+    if (n.partial) return;
+    auto decoded = json::parse(c.serialized_text);
+    if (!decoded || !decoded->is_string())
+      return fail(n, "tool arguments are not a JSON string holding an object");
+    c.serialized_text = decoded->get<std::string>();
+    text = c.serialized_text;
+  }
+  c.converter.feed(text, args);
   if (!args.empty() && args.front() != '{') return fail(n, "tool arguments are not a JSON object");
   if (!n.partial) {
     c.converter.finish(args);

@@ -49,6 +49,10 @@ struct call_state {
   bool quote_pending = false;     // a string value is open: its closing quote is owed
   bool value_pending = false;     // an argument name came, no value node yet
   bool converter_active = false;  // converter holds a value still being written
+  // Arguments written as a JSON string holding the object ("{\"a\": 1}"): its text until it
+  // is whole, then decoded into the converter.
+  bool serialized = false;
+  std::string serialized_text;
   // The argument's key (",\"name\":", then a string value's opening quote) until the value's
   // first byte; a converter's value holds it in the converter instead.
   pending_key key;
@@ -130,6 +134,7 @@ class fold {
   void enter(std::uint32_t index);
   void leave(std::uint32_t index);
   void enter_args(std::uint32_t index);
+  void feed_args(call_state& c, const peg::ast_node& n, std::string_view text);
   void enter_arg_name(const peg::ast_node& n);
   void enter_string_value(std::uint32_t index);
   void enter_value(std::uint32_t index);

@@ -93,6 +93,9 @@ const std::vector<row>& rows() {
       {tolerance::payload_variants, kJson,
        "<zq_call>{\"name\": \"f\", \"parameters\": {\"n\": 3}}</zq_call>",
        "|tool_name='f' tool_args='{\"n\": 3}'"},
+      {tolerance::serialized_arguments, kJson,
+       "<zq_call>{\"name\": \"f\", \"arguments\": \"{\\\"n\\\": 5}\"}</zq_call>",
+       "|tool_name='f' tool_args='\"{\\\"n\\\": 5}\"'"},
       {tolerance::lost_markers, kTagJson, "[ZQ_CALL]f{\"n\": 4}",
        "|tool_name='f' tool_args='{\"n\": 4}'"},
       {tolerance::unclosed_call, kJson, "<zq_call>{\"name\": \"f\", \"arguments\": {\"a\": \"x",
@@ -168,7 +171,8 @@ TEST(tolerances, in_effect_depends_on_the_format) {
   };
   EXPECT_EQ(names(analysis{}), "");
   EXPECT_EQ(names(make_analysis(kJson)),
-            "flexible-space text-around-calls call-separators payload-variants unclosed-call ");
+            "flexible-space text-around-calls call-separators payload-variants "
+            "serialized-arguments unclosed-call ");
   EXPECT_EQ(names(make_analysis(kTagged)),
             "flexible-space text-around-calls unclosed-call missing-wrapper missing-value-end ");
   EXPECT_EQ(names(make_analysis(kPython)),

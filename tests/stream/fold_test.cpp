@@ -152,6 +152,17 @@ TEST_P(fold_table, cut_calls_close_to_json) {
   }
 }
 
+// Arguments as an object or as a JSON string holding one (chat's serialized-arguments): the
+// string is decoded when whole.
+parser serialized_args(builder& b) {
+  auto call =
+      b.tag(tag::tool, b.tag(tag::tool_open, b.literal("<function=")) +
+                           b.atomic(b.tag(tag::tool_name, names(b)) + b.literal(">")) +
+                           b.tag(tag::tool_args, b.choice({b.json_object(), b.json_string()})) +
+                           b.tag(tag::tool_close, b.literal("</function>")));
+  return b.content(b.until("<function=")) + b.zero_or_more(call + b.space()) + b.end();
+}
+
 INSTANTIATE_TEST_SUITE_P(
     table, fold_table,
     ::testing::Values(
@@ -163,6 +174,11 @@ INSTANTIATE_TEST_SUITE_P(
         fold_case{"tag_with_json", tag_with_json,
                   "ok <function=search>{\"q\": \"a \\\"b\\\"\"}</function>",
                   "ok ||search{\"q\":\"a \\\"b\\\"\"}"},
+        fold_case{
+            "serialized_args", serialized_args,
+            "<function=search>\"{\\\"q\\\": \\\"a "
+            "\\\\\\\"b\\\\\\\"\\\"}\"</function><function=get_weather>{\"city\": \"P\"}</function>",
+            "||search{\"q\":\"a \\\"b\\\"\"}|get_weather{\"city\":\"P\"}"},
         fold_case{"tag_with_tagged", tag_with_tagged,
                   "<tool_call>\n<function=get_weather>\n<parameter=city>\nNew \"York\"\n"
                   "</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",

@@ -17,19 +17,20 @@
 namespace chatpeg::chat {
 
 enum class tolerance : std::uint8_t {
-  flexible_space,      // whitespace around every marker and between two tags of one marker
-  text_around_calls,   // text after and between calls is content
-  call_separators,     // calls separated by ';' or ',' (and whitespace) besides the template's
-  payload_variants,    // "arguments" or "parameters" for the arguments key
-  lost_markers,        // a special-token marker between a name and its JSON arguments missing
-  unclosed_call,       // a call cut by the end of the output is finished with what was read
-  missing_wrapper,     // a call without its outer wrapper tag, when its own opener is distinct
-  missing_value_end,   // a tagged argument whose closer is missing before the next argument
-  tag_attributes,      // extra key="value" attributes inside an argument's opening tag
-  reopened_reasoning,  // the reasoning opener written again after the prompt opened the block
-  loose_python,        // zero-padded numbers and unescaped quotes inside a Python string
-  python_separators,   // Python keyword arguments separated by a comma or by whitespace
-  missing_namespace,   // a function name without its namespace prefix ("functions.")
+  flexible_space,        // whitespace around every marker and between two tags of one marker
+  text_around_calls,     // text after and between calls is content
+  call_separators,       // calls separated by ';' or ',' (and whitespace) besides the template's
+  payload_variants,      // "arguments" or "parameters" for the arguments key
+  serialized_arguments,  // JSON arguments as an object or as a JSON string holding one
+  lost_markers,          // a special-token marker between a name and its JSON arguments missing
+  unclosed_call,         // a call cut by the end of the output is finished with what was read
+  missing_wrapper,       // a call without its outer wrapper tag, when its own opener is distinct
+  missing_value_end,     // a tagged argument whose closer is missing before the next argument
+  tag_attributes,        // extra key="value" attributes inside an argument's opening tag
+  reopened_reasoning,    // the reasoning opener written again after the prompt opened the block
+  loose_python,          // zero-padded numbers and unescaped quotes inside a Python string
+  python_separators,     // Python keyword arguments separated by a comma or by whitespace
+  missing_namespace,     // a function name without its namespace prefix ("functions.")
 };
 
 struct tolerance_rule {
