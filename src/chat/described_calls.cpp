@@ -9,7 +9,8 @@
 namespace chatpeg::chat::detail {
 namespace {
 
-constexpr std::size_t kMaxExample = 4096;  // bytes of one example object
+constexpr std::size_t kMaxExample = 4096;   // bytes of one example object
+constexpr std::size_t kMaxCandidates = 64;  // '{"name"' openings looked at (bounds the work)
 
 bool space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r';
@@ -92,11 +93,13 @@ bool describe_calls_from_prompt(const analysis_context& ctx, analysis& out) {
   const auto without = ctx.renderer.render(conversation, false, true);
   if (!with_tools || !without) return false;
   const std::string added = split_diff(*without, *with_tools).right;
+  std::size_t candidates = 0;
   for (std::size_t open = added.find('{'); open != std::string::npos;
        open = added.find('{', open + 1)) {
     std::size_t k = open + 1;
     while (k < added.size() && space(added[k])) ++k;
     if (!std::string_view(added).substr(k).starts_with("\"name\"")) continue;
+    if (++candidates > kMaxCandidates) break;
     const std::size_t end = block_end(added, open);
     if (end == std::string::npos) continue;
     const std::string_view object = std::string_view(added).substr(open, end - open);
