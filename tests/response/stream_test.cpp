@@ -160,6 +160,19 @@ TEST(ResponseStream, WorkIsLinearInTheOutput) {
   }
 }
 
+// Feeds output 4 bytes at a time: it reads as one call, and the scans read at most 20 times
+// its size.
+void expect_one_call_in_linear_work(const template_ptr& t, const std::string& output) {
+  parser p(t);
+  for (std::size_t i = 0; i < output.size(); i += 4) {
+    ASSERT_TRUE(p.feed(std::string_view(output).substr(i, 4)));
+  }
+  auto done = p.finalize();
+  ASSERT_TRUE(done) << done.error().to_string();
+  EXPECT_EQ(done->message["tool_calls"].size(), 1u);
+  EXPECT_LE(p.stats().scanned_bytes, 20 * output.size());
+}
+
 // A written template's call close looks ahead past whitespace for the next call or the end, and
 // its markers take flexible whitespace: outputs full of false closes and long whitespace runs,
 // fed 4 bytes at a time, still cost a bounded multiple of their size.
@@ -181,14 +194,8 @@ TEST(ResponseStream, WrittenTemplateWorkIsLinear) {
     output += "<tool_call>{\"name\": \"f\", \"arguments\": {\"s\": \"";
     while (output.size() < 64 * 1024) output += fill;
     output += "\"}}\n</tool_call>\n";
-    parser p(*t);
-    for (std::size_t i = 0; i < output.size(); i += 4) {
-      ASSERT_TRUE(p.feed(std::string_view(output).substr(i, 4)));
-    }
-    auto done = p.finalize();
-    ASSERT_TRUE(done) << done.error().to_string();
-    EXPECT_EQ(done->message["tool_calls"].size(), 1u);
-    EXPECT_LE(p.stats().scanned_bytes, 20 * output.size()) << fill.substr(0, 20);
+    SCOPED_TRACE(fill.substr(0, 20));
+    expect_one_call_in_linear_work(*t, output);
   }
 }
 
@@ -209,14 +216,8 @@ TEST(ResponseStream, ReasoningAfterACallMentionIsLinear) {
     std::string output = "<think>I could write <tool_call> here. ";
     while (output.size() < 64 * 1024) output += fill;
     output += "</think><tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>";
-    parser p(*t);
-    for (std::size_t i = 0; i < output.size(); i += 4) {
-      ASSERT_TRUE(p.feed(std::string_view(output).substr(i, 4)));
-    }
-    auto done = p.finalize();
-    ASSERT_TRUE(done) << done.error().to_string();
-    EXPECT_EQ(done->message["tool_calls"].size(), 1u);
-    EXPECT_LE(p.stats().scanned_bytes, 20 * output.size()) << fill;
+    SCOPED_TRACE(fill);
+    expect_one_call_in_linear_work(*t, output);
   }
 }
 

@@ -219,42 +219,51 @@ TEST(SessionWork, LinearForEveryTemplateAndShape) {
   EXPECT_GT(check.pairs, 250);
 }
 
-// Reasoning that writes a call and then runs on, closed at the end or never: until the close
-// (or the end) decides, the call may be reasoning or a call, and the work must still be linear.
-// Each template's own one-call output (the round-trip corpus) inside its reasoning block.
-TEST(SessionWork, LinearForReasoningThatHoldsACall) {
-  CHATPEG_REQUIRE_SHARED(shared);
-  work_check check;
+// Each round-trip corpus template's own one-call case (kind b_one_call), with its template.
+void for_each_one_call(const std::filesystem::path& shared,
+                       const std::function<void(const chat::chat_template&, const std::string&,
+                                                const json::value&)>& visit) {
   for (const auto& path : testing::roundtrip_files(shared)) {
     auto doc = json::parse(testing::read_file(path));
     ASSERT_TRUE(doc);
     const std::string stem = (*doc)["template"].get<std::string>();
     auto t = corpus(shared, stem, doc->value("special_tokens", json::value::object()));
     if (!t) continue;
-    const auto& rs = t->analysis().reasoning;
-    if (rs.end.empty() || t->analysis().tools.format == chat::tool_format::none) continue;
     for (const auto& cs : (*doc)["cases"]) {
-      if (cs["kind"] != "b_one_call") continue;
-      const std::string call = cs["model_output"].get<std::string>();
-      json::value body = testing::roundtrip_request(cs["render_context"]);
-      body["reasoning_format"] = "auto";
-      auto req = chat::request::from_json(body);
-      ASSERT_TRUE(req) << req.error().to_string();
-      auto p = chat::prepare(*t, *req);
-      if (!p) continue;
-      const std::string open = p->parse_prefix.empty() ? rs.start : "";
-      for (const bool closed : {false, true}) {
-        check.run(
-            *p,
-            [&](std::size_t n) {
-              return open + "I will write " + call + " " + model_text(n, 11) +
-                     (closed ? rs.end + "Done." : "");
-            },
-            stem + " / call in reasoning / " + (closed ? "closed" : "never closed"),
-            /*with_tokens=*/false);
-      }
+      if (cs["kind"] == "b_one_call") visit(*t, stem, cs);
     }
   }
+}
+
+// Reasoning that writes a call and then runs on, closed at the end or never: until the close
+// (or the end) decides, the call may be reasoning or a call, and the work must still be linear.
+// Each template's own one-call output (the round-trip corpus) inside its reasoning block.
+TEST(SessionWork, LinearForReasoningThatHoldsACall) {
+  CHATPEG_REQUIRE_SHARED(shared);
+  work_check check;
+  for_each_one_call(
+      shared, [&](const chat::chat_template& t, const std::string& stem, const json::value& cs) {
+        const auto& rs = t.analysis().reasoning;
+        if (rs.end.empty() || t.analysis().tools.format == chat::tool_format::none) return;
+        const std::string call = cs["model_output"].get<std::string>();
+        json::value body = testing::roundtrip_request(cs["render_context"]);
+        body["reasoning_format"] = "auto";
+        auto req = chat::request::from_json(body);
+        ASSERT_TRUE(req) << req.error().to_string();
+        auto p = chat::prepare(t, *req);
+        if (!p) return;
+        const std::string open = p->parse_prefix.empty() ? rs.start : "";
+        for (const bool closed : {false, true}) {
+          check.run(
+              *p,
+              [&](std::size_t n) {
+                return open + "I will write " + call + " " + model_text(n, 11) +
+                       (closed ? rs.end + "Done." : "");
+              },
+              stem + " / call in reasoning / " + (closed ? "closed" : "never closed"),
+              /*with_tokens=*/false);
+        }
+      });
   check.print("session work, calls in reasoning");
   EXPECT_GT(check.pairs, 10);
 }
@@ -275,33 +284,26 @@ TEST(SessionWork, LinearForLongArgumentsAndJsonAnswers) {
   CHATPEG_REQUIRE_SHARED(shared);
   work_check check;
   std::string skipped;
-  for (const auto& path : testing::roundtrip_files(shared)) {
-    auto doc = json::parse(testing::read_file(path));
-    ASSERT_TRUE(doc);
-    const std::string stem = (*doc)["template"].get<std::string>();
-    auto t = corpus(shared, stem, doc->value("special_tokens", json::value::object()));
-    if (!t) continue;
-    for (const auto& cs : (*doc)["cases"]) {
-      if (cs["kind"] != "b_one_call") continue;
-      const std::string output = cs["model_output"].get<std::string>();
-      const std::size_t city = output.find("Paris");
-      if (city == std::string::npos) continue;
-      for (const char* choice : {"auto", "required"}) {
-        json::value body = testing::roundtrip_request(cs["render_context"]);
-        body["tool_choice"] = choice;
-        auto req = chat::request::from_json(body);
-        ASSERT_TRUE(req) << req.error().to_string();
-        auto p = chat::prepare(*t, *req);
-        ASSERT_TRUE(p) << stem << ": " << p.error().to_string();
-        check.run(
-            *p,
-            [&](std::size_t n) {
-              return output.substr(0, city) + argument_text(n) + output.substr(city + 5);
-            },
-            stem + " / long argument / " + choice, /*with_tokens=*/true);
-      }
-    }
-  }
+  for_each_one_call(
+      shared, [&](const chat::chat_template& t, const std::string& stem, const json::value& cs) {
+        const std::string output = cs["model_output"].get<std::string>();
+        const std::size_t city = output.find("Paris");
+        if (city == std::string::npos) return;
+        for (const char* choice : {"auto", "required"}) {
+          json::value body = testing::roundtrip_request(cs["render_context"]);
+          body["tool_choice"] = choice;
+          auto req = chat::request::from_json(body);
+          ASSERT_TRUE(req) << req.error().to_string();
+          auto p = chat::prepare(t, *req);
+          ASSERT_TRUE(p) << stem << ": " << p.error().to_string();
+          check.run(
+              *p,
+              [&](std::size_t n) {
+                return output.substr(0, city) + argument_text(n) + output.substr(city + 5);
+              },
+              stem + " / long argument / " + choice, /*with_tokens=*/true);
+        }
+      });
   for (const auto& e : std::filesystem::directory_iterator(shared / "templates")) {
     if (e.path().extension() != ".jinja") continue;
     const std::string stem = e.path().stem().string();
