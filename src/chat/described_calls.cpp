@@ -16,13 +16,15 @@ bool space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-// The end (one past its close) of the object or list opened at text[open], counting brackets
-// outside JSON strings; npos when it does not close within kMaxExample bytes.
-std::size_t block_end(std::string_view text, std::size_t open) {
+// Walks text from `from` (at most kMaxExample bytes), skipping the inside of JSON strings:
+// visit(i, depth) sees every byte outside a string (a string's opening quote included), with
+// the bracket depth after it. Returns the first i where visit returns true, else npos.
+template <class Visit>
+std::size_t walk(std::string_view text, std::size_t from, Visit visit) {
   int depth = 0;
   bool in_string = false;
-  const std::size_t limit = std::min(text.size(), open + kMaxExample);
-  for (std::size_t i = open; i < limit; ++i) {
+  const std::size_t limit = std::min(text.size(), from + kMaxExample);
+  for (std::size_t i = from; i < limit; ++i) {
     const char c = text[i];
     if (in_string) {
       if (c == '\\') ++i;
@@ -31,38 +33,34 @@ std::size_t block_end(std::string_view text, std::size_t open) {
     }
     if (c == '"') in_string = true;
     if (c == '{' || c == '[') ++depth;
-    if ((c == '}' || c == ']') && --depth == 0) return i + 1;
+    if (c == '}' || c == ']') --depth;
+    if (visit(i, depth)) return i;
   }
   return std::string_view::npos;
 }
 
+// The end (one past its close) of the object or list opened at text[open]; npos when it does
+// not close within kMaxExample bytes.
+std::size_t block_end(std::string_view text, std::size_t open) {
+  const std::size_t close = walk(text, open, [](std::size_t, int depth) { return depth == 0; });
+  return close == std::string_view::npos ? close : close + 1;
+}
+
 // The key at depth 1 of the object text among `keys` ("\"arguments\"" followed by ':').
 std::string top_level_key(std::string_view object, std::initializer_list<std::string_view> keys) {
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < object.size(); ++i) {
-    const char c = object[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      if (c == '"') in_string = false;
-      continue;
+  std::string found;
+  walk(object, 0, [&](std::size_t i, int depth) {
+    if (depth != 1 || object[i] != '"') return false;
+    for (const std::string_view key : keys) {
+      const std::string quoted = "\"" + std::string(key) + "\"";
+      if (!object.substr(i).starts_with(quoted)) continue;
+      std::size_t k = i + quoted.size();
+      while (k < object.size() && space(object[k])) ++k;
+      if (k < object.size() && object[k] == ':') found = key;
     }
-    if (c == '{' || c == '[') ++depth;
-    if (c == '}' || c == ']') --depth;
-    if (c != '"') continue;
-    if (depth == 1) {
-      for (const std::string_view key : keys) {
-        const std::string quoted = "\"" + std::string(key) + "\"";
-        if (object.substr(i).starts_with(quoted)) {
-          std::size_t k = i + quoted.size();
-          while (k < object.size() && space(object[k])) ++k;
-          if (k < object.size() && object[k] == ':') return std::string(key);
-        }
-      }
-    }
-    in_string = true;
-  }
-  return {};
+    return !found.empty();
+  });
+  return found;
 }
 
 // A markup tag ("<tool_call>", "<|tool_call|>") ending at `end` in text, else empty.
