@@ -4,6 +4,7 @@
 // reads parse_prefix + output, and the GBNF source, which constrains the output alone — and
 // exports the GBNF (lazily from the tool-call block for tool_choice auto).
 #include <algorithm>
+#include <array>
 
 #include "chatpeg/chat/parser_gen.h"
 #include "chatpeg/grammar/schema.h"
@@ -164,7 +165,10 @@ peg::parser reasoning_block(gen_context& c, peg::parser calls,
   // to the end, as it was streamed (content would take back what was sent).
   if (rs.start.empty()) return b.optional(wrap(text + (close | b.end())));
   auto closed = wrap(c.ws() + open + text + close);
-  if (c.for_gbnf) return b.optional(closed);
+  // A required call: the grammar admits a block the model opens itself only when the request
+  // asks for thinking. Otherwise it is free text before the call, which a weak model writes
+  // until max_tokens and never calls (reasoning the prompt opened is admitted above).
+  if (c.for_gbnf) return c.tool_required && !c.thinking_asked ? b.eps() : b.optional(closed);
   // The model opened the block itself and never closed it: reasoning up to the first call,
   // else reasoning to the end of the output — never content, which would take back the
   // reasoning already streamed. The closed reading comes first: a call written inside a closed
@@ -388,6 +392,19 @@ prefix_state find_state(const analysis& a, std::string_view prefix) {
   return start.empty() ? prefix_state::none : prefix_state::reasoning_open;
 }
 
+// The template keyword arguments that turn a model's thinking on: the one every reasoning
+// template of the corpus reads (the Messages API's `thinking` maps to it) and DeepSeek's.
+constexpr std::array<std::string_view, 2> thinking_switches{"enable_thinking", "thinking"};
+
+bool thinking_asked(const request& req) {
+  const auto& kw = req.chat_template_kwargs;
+  if (!kw.is_object()) return false;
+  return std::ranges::any_of(thinking_switches, [&](std::string_view key) {
+    const auto it = kw.find(std::string(key));
+    return it != kw.end() && it->is_boolean() && it->get<bool>();
+  });
+}
+
 base::error invalid(std::string message, std::string path = {}) {
   base::location where;
   where.path = std::move(path);
@@ -487,6 +504,7 @@ base::result<prepared> generate(const analysis& a, const request& req,
                       req.tool_choice.mode == tool_choice_mode::named;
     c.extract_reasoning = out.extract_reasoning;
     c.has_reasoning = a.reasoning.mode != reasoning_mode::none;
+    c.thinking_asked = thinking_asked(req);
     c.state = find_state(a, options.parse_prefix);
     c.for_gbnf = for_gbnf;
     c.parse_prefix = options.parse_prefix;
@@ -520,6 +538,7 @@ base::result<prepared> generate(const analysis& a, const request& req,
   }
   peg::builder gb;
   gb.reserve(out.parser->size());  // the grammar for GBNF is built from the same pieces
+  gb.bound_json_digits(true);      // a weak model must not write one number forever
   auto gc = make_context(gb, true);
   auto gbnf_src = build_one(gc);
   if (!gbnf_src) return gbnf_src.error();

@@ -42,6 +42,7 @@ struct gen_context {
   bool tool_required = false;      // tool_choice required or named: at least one call
   bool extract_reasoning = false;  // reasoning text goes to reasoning_content
   bool has_reasoning = false;      // the template has reasoning markers
+  bool thinking_asked = false;     // the request turns thinking on (thinking_asked())
   prefix_state state = prefix_state::none;
   bool for_gbnf = false;  // building the grammar the model output alone must satisfy
   std::string parse_prefix;

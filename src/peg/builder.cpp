@@ -288,13 +288,15 @@ void builder::define_json_rules() {
   json_.string_content = id(rule("json-string-content", zero_or_more(plain | escape)));
   json_.string =
       id(rule("json-string", literal("\"") + parser{this, json_.string_content} + literal("\"")));
-  auto int_part = literal("0") | (chars("[1-9]") + chars("[0-9]", 0, unbounded));
-  auto frac = literal(".") + chars("[0-9]", 1, unbounded);
-  auto exp = chars("[eE]") + optional(chars("[+-]")) + chars("[0-9]", 1, unbounded);
+  const std::uint32_t most = bound_json_digits_ ? max_json_digits : unbounded;
+  auto int_part = [&] {
+    return literal("0") | (chars("[1-9]") + chars("[0-9]", 0, most == unbounded ? most : most - 1));
+  };
+  auto frac = literal(".") + chars("[0-9]", 1, most);
+  auto exp = chars("[eE]") + optional(chars("[+-]")) + chars("[0-9]", 1, most);
   json_.number =
-      id(rule("json-number", optional(literal("-")) + int_part + optional(frac) + optional(exp)));
-  auto int_part2 = literal("0") | (chars("[1-9]") + chars("[0-9]", 0, unbounded));
-  json_.integer = id(rule("json-integer", optional(literal("-")) + int_part2));
+      id(rule("json-number", optional(literal("-")) + int_part() + optional(frac) + optional(exp)));
+  json_.integer = id(rule("json-integer", optional(literal("-")) + int_part()));
   json_.true_ = id(rule("json-true", literal("true")));
   json_.false_ = id(rule("json-false", literal("false")));
   json_.null = id(rule("json-null", literal("null")));

@@ -641,6 +641,82 @@ TEST(parser_gen, auto_is_lazy_with_a_word_trigger) {
   EXPECT_TRUE(r->triggers.empty());
 }
 
+// Under a required or named call the grammar admits a reasoning block the model opens itself
+// only when the request turns thinking on; the parser reads the block either way. Reasoning
+// the prompt opened is always admitted.
+TEST(parser_gen, required_grammar_admits_model_opened_reasoning_only_when_thinking_is_asked) {
+  const std::string call =
+      "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n"
+      "</tool_call>";
+  const std::string thought = "<think>Paris it is.</think>\n" + call;
+  struct row {
+    std::string label, extra;
+    bool admitted;
+  };
+  const std::vector<row> rows = {
+      {"required", R"(,"tool_choice":"required")", false},
+      {"named", R"(,"tool_choice":{"type":"function","function":{"name":"get_weather"}})", false},
+      {"thinking off",
+       R"(,"tool_choice":"required","chat_template_kwargs":{"enable_thinking":false})", false},
+      {"enable_thinking",
+       R"(,"tool_choice":"required","chat_template_kwargs":{"enable_thinking":true})", true},
+      {"thinking", R"(,"tool_choice":"required","chat_template_kwargs":{"thinking":true})", true},
+      {"auto", R"(,"tool_choice":"auto")", true},
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.label);
+    auto p = generate(with_think(hermes()), testing::make_request(body(r.extra)));
+    ASSERT_TRUE(p.has_value()) << p.error().to_string();
+    std::string why;
+    EXPECT_TRUE(gbnf_accepts(*p, call, &why)) << why;
+    EXPECT_EQ(gbnf_accepts(*p, thought, &why), r.admitted) << why;
+    EXPECT_EQ(testing::parse_summary(*p, thought), "reasoning='Paris it is.' " + std::string(W1));
+  }
+  auto opened =
+      generate(with_think(hermes()), testing::make_request(body(R"(,"tool_choice":"required")")),
+               {.parse_prefix = "<think>\n"});
+  ASSERT_TRUE(opened.has_value()) << opened.error().to_string();
+  EXPECT_TRUE(gbnf_accepts(*opened, "Paris it is.</think>\n" + call));
+}
+
+// Numbers in emitted grammars hold at most 16 digits in each part (a weak model cannot write
+// one number forever); the parser reads a number of any length.
+TEST(parser_gen, grammar_bounds_the_digits_of_numbers_the_parser_does_not) {
+  auto p = generate(hermes(), testing::make_request(body(R"(,"tool_choice":"required")")));
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  auto call = [](const std::string& days) {
+    return "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", "
+           "\"days\": " +
+           days + "}}\n</tool_call>";
+  };
+  const std::string d16(16, '7'), d17(17, '7');
+  struct row {
+    std::string days;
+    bool admitted;
+  };
+  for (const auto& r :
+       std::vector<row>{{d16, true}, {"-" + d16, true}, {d17, false}, {"0", true}, {"-0", true}}) {
+    SCOPED_TRACE(r.days);
+    std::string why;
+    EXPECT_EQ(gbnf_accepts(*p, call(r.days), &why), r.admitted) << why;
+    EXPECT_NE(parse_summary(*p, call(r.days)).find("\"days\": " + r.days + "}"), std::string::npos);
+  }
+  // A schema number: 16 digits before and after the point, and in the exponent.
+  auto n = generate(hermes(),
+                    testing::make_request(
+                        R"({"messages":[{"role":"user","content":"x"}],"tool_choice":"required",
+      "tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object",
+      "properties":{"x":{"type":"number"}}}}}]})"));
+  ASSERT_TRUE(n.has_value()) << n.error().to_string();
+  auto fcall = [](const std::string& x) {
+    return "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"x\": " + x + "}}\n</tool_call>";
+  };
+  EXPECT_TRUE(gbnf_accepts(*n, fcall(d16 + "." + d16 + "e-" + d16)));
+  EXPECT_FALSE(gbnf_accepts(*n, fcall("1." + d17)));
+  EXPECT_FALSE(gbnf_accepts(*n, fcall("1e" + d17)));
+  EXPECT_NE(parse_summary(*n, fcall(d17 + "." + d17)).find(d17 + "." + d17), std::string::npos);
+}
+
 // Lenient parses of a response still streaming: a call being written is reported (its
 // name complete, arguments so far), and a prefix of the call opener at the end of the text
 // is held back instead of leaking into content.

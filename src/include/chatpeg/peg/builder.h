@@ -123,6 +123,12 @@ class builder {
   parser json_string_content();  // the inside of a string: unescaped chars and escapes
   parser json_number();
   parser json_integer();  // -?(0|[1-9][0-9]*)
+  // Before the first JSON rule: digit runs of json-number and json-integer hold at most
+  // max_json_digits digits, as in llama.cpp's JSON-schema converter, so a grammar that
+  // constrains sampling cannot let a model write one number forever (a parser keeps them
+  // unbounded).
+  static constexpr std::uint32_t max_json_digits = 16;
+  void bound_json_digits(bool on) { bound_json_digits_ = on; }
   parser json_true();
   parser json_false();
   parser json_null();
@@ -182,6 +188,7 @@ class builder {
   bool share_leaves_ = false;
   json_rules json_;
   bool json_defined_ = false;
+  bool bound_json_digits_ = false;
   mutable std::size_t examined_ = 0;  // at() calls
 };
 
