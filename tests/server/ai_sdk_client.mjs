@@ -6,6 +6,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+import { question, weatherTool } from './weather_tool.mjs';
+
 const [baseURL, moduleDir] = process.argv.slice(2);
 const require = createRequire(path.join(moduleDir, 'package.json'));
 const load = async (name) => import(pathToFileURL(require.resolve(name)).href);
@@ -13,15 +15,13 @@ const { streamText, jsonSchema, tool } = await load('ai');
 const { createOpenAICompatible } = await load('@ai-sdk/openai-compatible');
 
 const provider = createOpenAICompatible({ name: 'chatpeg', baseURL, apiKey: 'unused' });
-const schema = jsonSchema({
-  type: 'object',
-  properties: { city: { type: 'string' }, days: { type: 'integer' } },
-  required: ['city'],
-});
+const schema = jsonSchema(weatherTool.parameters);
 const result = streamText({
   model: provider('test-model'),
-  prompt: 'Weather in Paris?',
-  tools: { get_weather: tool({ description: 'Weather for a city', inputSchema: schema }) },
+  prompt: question,
+  tools: {
+    [weatherTool.name]: tool({ description: weatherTool.description, inputSchema: schema }),
+  },
 });
 const calls = await result.toolCalls;
 console.log(JSON.stringify({

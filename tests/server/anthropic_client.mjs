@@ -4,6 +4,8 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
+import { question, weatherTool } from './weather_tool.mjs';
+
 const [baseURL, moduleDir, apiKey] = process.argv.slice(2);
 const require = createRequire(path.join(moduleDir, 'package.json'));
 const sdk = require('@anthropic-ai/sdk');
@@ -11,15 +13,11 @@ const Anthropic = sdk.Anthropic ?? sdk.default ?? sdk;
 
 const client = new Anthropic({ baseURL, apiKey, maxRetries: 0, timeout: 30000 });
 const tools = [{
-  name: 'get_weather',
-  description: 'Weather for a city',
-  input_schema: {
-    type: 'object',
-    properties: { city: { type: 'string' }, days: { type: 'integer' } },
-    required: ['city'],
-  },
+  name: weatherTool.name,
+  description: weatherTool.description,
+  input_schema: weatherTool.parameters,
 }];
-const messages = [{ role: 'user', content: 'Weather in Paris?' }];
+const messages = [{ role: 'user', content: question }];
 const out = {};
 
 out.create = await client.messages.create({ model: 'test-model', max_tokens: 64, messages, tools });

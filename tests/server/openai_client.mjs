@@ -4,24 +4,14 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
+import { chatTools as tools, question } from './weather_tool.mjs';
+
 const [baseURL, moduleDir] = process.argv.slice(2);
 const require = createRequire(path.join(moduleDir, 'package.json'));
 const OpenAI = require('openai');
 
 const client = new OpenAI({ baseURL, apiKey: 'unused', maxRetries: 0, timeout: 30000 });
-const tools = [{
-  type: 'function',
-  function: {
-    name: 'get_weather',
-    description: 'Weather for a city',
-    parameters: {
-      type: 'object',
-      properties: { city: { type: 'string' }, days: { type: 'integer' } },
-      required: ['city'],
-    },
-  },
-}];
-const messages = [{ role: 'user', content: 'Weather in Paris?' }];
+const messages = [{ role: 'user', content: question }];
 const out = {};
 
 const plain = await client.chat.completions.create({ model: 'test-model', messages, tools });

@@ -4,23 +4,15 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
+import { question, weatherTool } from './weather_tool.mjs';
+
 const [baseURL, moduleDir] = process.argv.slice(2);
 const require = createRequire(path.join(moduleDir, 'package.json'));
 const OpenAI = require('openai');
 
 const client = new OpenAI({ baseURL, apiKey: 'unused', maxRetries: 0, timeout: 30000 });
-const tools = [{
-  type: 'function',
-  name: 'get_weather',
-  description: 'Weather for a city',
-  parameters: {
-    type: 'object',
-    properties: { city: { type: 'string' }, days: { type: 'integer' } },
-    required: ['city'],
-  },
-  strict: false,
-}];
-const input = 'Weather in Paris?';
+const tools = [{ type: 'function', ...weatherTool, strict: false }];
+const input = question;
 const out = {};
 const seen = (r) => ({ status: r.status, output: r.output, output_text: r.output_text, usage: r.usage });
 
