@@ -55,18 +55,18 @@ TEST(dedicated_gemma_4, calls_with_gemma_values) {
 TEST(dedicated_gemma_4, reasoning_and_stray_channel_markers) {
   auto p = generate(gemma(), make_request(R"({"messages":[{"role":"user","content":"hi"}]})"));
   ASSERT_TRUE(p.has_value()) << p.error().to_string();
-  check_outputs(*p,
-                {
-                    {"<|channel>thought\nhmm<channel|>Hi", "reasoning='hmm' content='Hi'"},
-                    {"<|channel>thought\n<channel|>Hi<channel|>", "reasoning='' content='Hi'"},
-                    {"<|channel><|channel>thought\n<channel|>Hi",
-                     "reasoning='' reasoning='\n' content='Hi'"},
-                    // A block left open ends at the next channel marker or call.
-                    {"<|channel>a<|channel>b<channel|>Hi", "reasoning='a' reasoning='b' content='Hi'"},
-                    // A stray block the output ends in, unclosed, is reasoning (as the stream
-                    // read it while it was written).
-                    {"Hi<|channel>more", "content='Hi' reasoning='more'"},
-                });
+  check_outputs(
+      *p,
+      {
+          {"<|channel>thought\nhmm<channel|>Hi", "reasoning='hmm' content='Hi'"},
+          {"<|channel>thought\n<channel|>Hi<channel|>", "reasoning='' content='Hi'"},
+          {"<|channel><|channel>thought\n<channel|>Hi", "reasoning='' reasoning='\n' content='Hi'"},
+          // A block left open ends at the next channel marker or call.
+          {"<|channel>a<|channel>b<channel|>Hi", "reasoning='a' reasoning='b' content='Hi'"},
+          // A stray block the output ends in, unclosed, is reasoning (as the stream
+          // read it while it was written).
+          {"Hi<|channel>more", "content='Hi' reasoning='more'"},
+      });
 }
 
 TEST(dedicated_gemma_4, reasoning_format_none_keeps_markers_in_content) {
@@ -81,18 +81,27 @@ TEST(dedicated_gemma_4, reasoning_format_none_keeps_markers_in_content) {
                     });
 }
 
+// A forced call: the grammar admits the thought channel only when the request turns thinking
+// on; the parser reads it either way.
 TEST(dedicated_gemma_4, required_call) {
-  auto p = generate(gemma(), make_request(std::string(R"({"messages":[{"role":"user",
-    "content":"hi"}],"tool_choice":"required",)") +
-                                          tools_json + "}"));
-  ASSERT_TRUE(p.has_value()) << p.error().to_string();
-  EXPECT_FALSE(p->grammar_lazy);
-  check_outputs(*p, {
-                        {"<|channel>thought\nok<channel|><|tool_call>call:noop{}<tool_call|>",
-                         "reasoning='ok' |tool_name='noop'"},
-                        {"text", "FAIL", false},
-                    });
-  EXPECT_FALSE(testing::gbnf_accepts(*p, "text"));
+  const std::string thought = "<|channel>thought\nok<channel|><|tool_call>call:noop{}<tool_call|>";
+  for (const bool thinking : {false, true}) {
+    SCOPED_TRACE(thinking);
+    const std::string kwargs =
+        thinking ? R"("chat_template_kwargs":{"enable_thinking":true},)" : "";
+    auto p = generate(gemma(), make_request(std::string(R"({"messages":[{"role":"user",
+      "content":"hi"}],"tool_choice":"required",)") +
+                                            kwargs + tools_json + "}"));
+    ASSERT_TRUE(p.has_value()) << p.error().to_string();
+    EXPECT_FALSE(p->grammar_lazy);
+    check_outputs(*p, {
+                          {thought, "reasoning='ok' |tool_name='noop'", thinking},
+                          {"<|tool_call>call:noop{}<tool_call|>", "|tool_name='noop'"},
+                          {"text", "FAIL", false},
+                      });
+    EXPECT_EQ(testing::gbnf_accepts(*p, thought), thinking);
+    EXPECT_FALSE(testing::gbnf_accepts(*p, "text"));
+  }
 }
 
 }  // namespace

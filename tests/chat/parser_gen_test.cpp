@@ -392,9 +392,20 @@ std::vector<gen_case> cases() {
         {"<tool_call>\n<function=get_time>\n<parameter=tz>\nUTC\n</parameter>\n</function>\n"
          "</tool_call>",
          "|tool_name='get_time' tool_arg_name='tz' tool_arg_string_value='UTC'"}}},
+      // Under a forced call the grammar admits the block the model opens only when the request
+      // turns thinking on (reasoning_optional_block_thinking); the parser reads it either way.
       {"reasoning_optional_block",
        with_think(hermes()),
        R"(,"tool_choice":"required")",
+       "",
+       {{"<think>plan</think>\n<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": "
+         "\"UTC\"}}\n</tool_call>",
+         "reasoning='plan' |tool_name='get_time' tool_args='{\"tz\": \"UTC\"}'", false},
+        {"<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n</tool_call>",
+         "|tool_name='get_time' tool_args='{\"tz\": \"UTC\"}'"}}},
+      {"reasoning_optional_block_thinking",
+       with_think(hermes()),
+       R"(,"tool_choice":"required","chat_template_kwargs":{"enable_thinking":true})",
        "",
        {{"<think>plan</think>\n<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": "
          "\"UTC\"}}\n</tool_call>",
