@@ -8,17 +8,16 @@
 //   reasoning     <think>\n…\n</think>\n\n then a short answer
 // Counters (minimum over the benchmark's iterations, robust on a shared machine): stream_ms
 // (all feeds, thread CPU time), parse_ms (one match of the finished text), stream_x_parse
-// (their ratio), feeds, feed_ns (budget for BM_session_*: ≤ 40 ns per feed), first64_ns /
+// (their ratio), feeds, feed_ns (budget for BM_session_*: ≤ 250 ns per feed), first64_ns /
 // last64_ns (average cost of the first and last 64 feeds) and last_x_first (budget ≤ 2: a feed
 // does not get slower as the response grows).
 // BM_session_* run the same outputs through stream::session (chat::prepare of a small
 // Qwen3-like template with a `write` tool): matching plus folding and delta diffing.
-// BM_session_no_lean_view / BM_session_general_only run them with fewer of the session's
-// paths (feed_into; general_path_only): the gain of each path over the general one.
+// BM_session_general_only runs them on the general path alone (general_path_only): the gain
+// of the shortcuts over it.
 // Baseline: BM_rematch_* re-matches the whole prefix after every chunk, which is what the
-// reference does (1.4 s Qwen3 JSON, 4.9–5.1 s Qwen3-Coder, 2.8 s content only at 64 KB), and
-// BM_feed_floor is a minimal out-of-line feed (classify 4 bytes, append, return one view): the
-// floor of a call-per-chunk API. The corpus-wide sweep is bench/stream_corpus_bench.cpp.
+// reference does (1.4 s Qwen3 JSON, 4.9–5.1 s Qwen3-Coder, 2.8 s content only at 64 KB). The
+// corpus-wide sweep is bench/stream_corpus_bench.cpp.
 // Measurements and their history: docs/perf.md.
 #include <benchmark/benchmark.h>
 
@@ -40,7 +39,6 @@
 #include "chatpeg/json/json.h"
 #include "chatpeg/peg/builder.h"
 #include "chatpeg/peg/matcher.h"
-#include "chatpeg/stream/detail/lean_lane.h"
 #include "chatpeg/stream/parse.h"
 #include "chatpeg/stream/session.h"
 
@@ -269,10 +267,9 @@ const chat::prepared& coder_request() {
   return p;
 }
 
-// Which of the session's paths a run may take: every path (feed_view), every path but
-// lean_view (feed_into), the general path alone (session_options::general_path_only). The
-// last two show what each optimisation on top of the general path gains.
-enum class paths { all, no_lean_view, general_only };
+// Which of the session's paths a run may take: every path, or the general path alone
+// (session_options::general_path_only), which shows what the shortcuts on top of it gain.
+enum class paths { all, general_only };
 
 // The same outputs through stream::session: feed 4-byte chunks, then finish(). parse_ms is
 // one stream::parse of the finished output (match + map): stream_x_parse = all feeds and
@@ -371,10 +368,7 @@ void BM_session_content(benchmark::State& s) {
 void BM_session_reasoning(benchmark::State& s) {
   stream_session(s, 3);
 }
-// The same four shapes without lean_view, and on the general path alone.
-void BM_session_no_lean_view(benchmark::State& s) {
-  stream_session(s, static_cast<int>(s.range(1)), paths::no_lean_view);
-}
+// The same four shapes on the general path alone.
 void BM_session_general_only(benchmark::State& s) {
   stream_session(s, static_cast<int>(s.range(1)), paths::general_only);
 }
@@ -391,64 +385,6 @@ void BM_rematch_reasoning(benchmark::State& s) {
   stream_rematch(s, 3);
 }
 
-// The floor of any streaming API with one call per chunk: a feed that is a call out of line
-// (as a library's is), classifies the chunk's bytes with one table, appends it to a buffer
-// and returns one view of it — nothing else (no markers, no parser, no message). Over the
-// content shape in 4-byte chunks, against stream::parse of the same text (floor_x_parse): the
-// session cannot stream for less than this without its plain case inline (lean_lane.h).
-struct floor_feed {
-  stream::detail::byte_buffer input;
-  stream::delta_view view;
-  std::array<std::uint8_t, 256> classes{};
-  [[gnu::noinline]] base::result<std::span<const stream::delta_view>> feed(std::string_view chunk) {
-    std::uint8_t any = 0;
-    for (const char c : chunk) {
-      const std::uint8_t cls = classes[static_cast<unsigned char>(c)];
-      if (cls == 0xFF) break;  // never: keeps the 4-byte loop scalar, as the session's
-      any |= cls;
-    }
-    if (any != 0) return base::make_error(base::errc::internal_error, "not plain");
-    const std::size_t at = input.size();
-    input.append(chunk);
-    view.content = std::string_view(input.data() + at, chunk.size());
-    return std::span<const stream::delta_view>(&view, 1);
-  }
-};
-
-void BM_feed_floor(benchmark::State& state) {
-  const chat::prepared& p = session_request();
-  const std::string text = make_shape(2, static_cast<std::size_t>(state.range(0)) * 1024).text;
-  double stream_best = 1e9, parse_best = 1e9;
-  std::size_t views = 0;
-  for (auto _ : state) {
-    floor_feed f;  // fresh, as a session per stream
-    views = 0;
-    const double c0 = thread_seconds();
-    for (std::size_t k = 0; k < text.size(); k += kChunk) {
-      auto fed = f.feed(std::string_view(text).substr(k, kChunk));
-      if (!fed) {
-        state.SkipWithError("floor feed");
-        return;
-      }
-      views += fed->size();
-    }
-    stream_best = std::min(stream_best, thread_seconds() - c0);
-    // Ten parses per reading: one small parse is below the thread clock's resolution.
-    for (int i = 0; i < 3; ++i) {
-      const double p0 = thread_seconds();
-      for (int r = 0; r < 10; ++r) {
-        auto one = stream::parse(p, text);
-        if (!one) state.SkipWithError(one.error().to_string().c_str());
-      }
-      parse_best = std::min(parse_best, (thread_seconds() - p0) / 10);
-    }
-  }
-  state.counters["views"] = static_cast<double>(views);
-  state.counters["stream_ms"] = stream_best * 1e3;
-  state.counters["parse_ms"] = parse_best * 1e3;
-  state.counters["floor_x_parse"] = stream_best / parse_best;
-}
-
 #define STREAM_SIZES ->Arg(1)->Arg(4)->Arg(16)->Arg(64)->Unit(benchmark::kMillisecond)
 BENCHMARK(BM_growing_qwen3_json) STREAM_SIZES;
 BENCHMARK(BM_growing_qwen3_coder) STREAM_SIZES;
@@ -458,11 +394,9 @@ BENCHMARK(BM_session_qwen3_json) STREAM_SIZES;
 BENCHMARK(BM_session_qwen3_coder) STREAM_SIZES;
 BENCHMARK(BM_session_content) STREAM_SIZES;
 BENCHMARK(BM_session_reasoning) STREAM_SIZES;
-BENCHMARK(BM_feed_floor) STREAM_SIZES;
 // 64 KB, shapes 0..3 (Qwen3 JSON, Qwen3-Coder, content, reasoning).
 #define PATH_SHAPES \
   ->ArgsProduct({{64}, {0, 1, 2, 3}})->ArgNames({"kb", "shape"})->Unit(benchmark::kMillisecond)
-BENCHMARK(BM_session_no_lean_view) PATH_SHAPES;
 BENCHMARK(BM_session_general_only) PATH_SHAPES;
 #undef PATH_SHAPES
 // Quadratic: 1 and 16 KB show the growth, 64 KB once for the headline number.

@@ -196,8 +196,8 @@ bool check_error(const base::error& e) {
 }
 
 // Streams the output in the given chunk sizes (none: one chunk). Through feed() the message is
-// compared with the deltas after every chunk; through feed_view (`views`: the lean feed and its
-// inline lane) it is looked at only after finish, which must then give the final message.
+// compared with the deltas after every chunk; through feed_view (`views`) it is looked at only
+// after finish, which must then give the final message.
 outcome run(const chat::prepared& p, std::string_view output, const std::vector<std::size_t>& sizes,
             bool hit_limit, bool views = false) {
   int next_id = 0;

@@ -12,7 +12,7 @@
 #include <type_traits>
 
 #include "chatpeg/base/utf8.h"
-#include "chatpeg/stream/detail/holds.h"
+#include "stream/holds.h"
 #include "stream/open_span.h"
 
 namespace chatpeg::stream::detail {

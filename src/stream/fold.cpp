@@ -10,7 +10,7 @@
 #include "chatpeg/base/strings.h"
 #include "chatpeg/base/utf8.h"
 #include "chatpeg/json/json.h"
-#include "chatpeg/stream/detail/holds.h"
+#include "stream/holds.h"
 
 namespace chatpeg::stream::detail {
 namespace {
@@ -536,59 +536,6 @@ base::result<fold::outcome> fold::extend(const peg::ast& t, const std::vector<st
     if (diverged_) return outcome::diverged;
   }
   return outcome::ok;
-}
-
-bool fold::append_verbatim(const peg::ast& t, const std::vector<std::uint32_t>& chain,
-                           std::string_view input, std::size_t from, std::string_view text) {
-  const auto& nodes = t.nodes();
-  std::uint32_t carrier = peg::no_ast;
-  // Every other node of the chain must be one that grow() leaves alone.
-  for (const std::uint32_t i : chain) {
-    if (i >= records_.size() || i >= nodes.size()) return false;
-    const node_record& r = records_[i];
-    const peg::ast_node& n = nodes[i];
-    if (r.deferred) {
-      if (!n.partial) return false;  // it would take effect now
-      continue;
-    }
-    bool carries = false;
-    switch (n.tag) {
-      case peg::tag::reasoning:
-      case peg::tag::content:
-        if (r.counted) return false;
-        break;
-      case peg::tag::tool_arg_string_value:
-        carries = r.string_value;
-        break;
-      case peg::tag::tool_args:
-        carries = r.args;
-        break;
-      case peg::tag::tool_arg_value:
-        carries = r.value;
-        break;
-      default:
-        break;
-    }
-    if (!carries) continue;
-    if (carrier != peg::no_ast) return false;
-    carrier = i;
-  }
-  if (carrier == peg::no_ast) return false;
-  node_record& r = records_[carrier];
-  const peg::ast_node& n = nodes[carrier];
-  if (!n.partial || r.consumed != from || n.end != input.size()) return false;
-  call_state* c = current();
-  if (!c) return false;
-  if (c->holds_key()) return false;  // the key goes first (extend() sends it)
-  if (n.tag == peg::tag::tool_arg_string_value) {
-    c->call.arguments.append(text);
-  } else if (!c->converter_active || !c->converter.append_verbatim(text, c->call.arguments)) {
-    return false;
-  }
-  tree_ = &t;
-  input_ = input;
-  r.consumed = n.end;
-  return true;
 }
 
 bool fold::append_text(const peg::ast& t, std::uint32_t index, std::string_view bytes) {

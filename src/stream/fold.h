@@ -107,14 +107,6 @@ class fold {
   // UTF-8 ending at the new end. Appends them; false (nothing changed) when the node does
   // not qualify.
   bool append_text(const peg::ast& t, std::uint32_t index, std::string_view bytes);
-  // Lean catch-up: the nodes in `chain` (ends already moved to the end of `input`) grew by
-  // input[from, end) alone, bytes a lean feed checked and delivered as `text` (the bytes
-  // themselves in a JSON string, their JSON escaping for a raw string value). When the one node
-  // of the chain that folds them takes them as they are (a JSON string the converter copies
-  // verbatim, a raw string value), appends `text` and returns true; false (nothing changed):
-  // the caller folds them as usual (extend).
-  bool append_verbatim(const peg::ast& t, const std::vector<std::uint32_t>& chain,
-                       std::string_view input, std::size_t from, std::string_view text);
   // Whether node `index` of the AST last folded is a counted content/reasoning node.
   bool counted_text(std::uint32_t index) const {
     return index < records_.size() && records_[index].counted;

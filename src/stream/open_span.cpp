@@ -16,7 +16,7 @@
 #include <cstring>
 
 #include "chatpeg/base/text_set.h"
-#include "chatpeg/stream/detail/holds.h"
+#include "stream/holds.h"
 
 namespace chatpeg::stream::detail {
 namespace {

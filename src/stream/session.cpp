@@ -13,9 +13,9 @@
 // match ended in; deferred waits while a large AST has few new bytes. finish()
 // (session_finish.cpp) completes the fold with the complete match, or runs the one-shot parse
 // code on the whole output where the fold cannot vouch for the result (the final message is
-// exactly stream::parse's either way), and sends what is still missing. feed_view's lean_view
-// path, which bypasses all of this while bytes only extend open text, is in session_lean.cpp
-// and lean_lane.h. The state all three share, in named parts, is session_state.h.
+// exactly stream::parse's either way), and sends what is still missing. feed, feed_into and
+// feed_view are one feed; they differ only in where the deltas go. The state both files share,
+// in named parts, is session_state.h.
 #include "chatpeg/stream/session.h"
 
 #include "stream/session_state.h"
@@ -45,7 +45,7 @@ std::string_view session::state::received_input::match_input() const {
 
 std::string_view session::state::received_input::fold_input() const {
   if (!token_mode) return input;
-  return input.view().substr(0, prefix + decided);
+  return std::string_view(input).substr(0, prefix + decided);
 }
 
 void session::state::received_input::take(std::string_view chunk, std::span<const std::int32_t> ids,
@@ -61,7 +61,7 @@ void session::state::received_input::take(std::string_view chunk, std::span<cons
   }
   if (!token_mode && !ids.empty() && token_aware) {
     token_mode = true;  // from here on: bytes before follow the text rule
-    shadow.assign(input.view());
+    shadow.assign(input);
     scan_from = decided = output().size();
   }
   input.append(chunk);
@@ -111,21 +111,10 @@ void session::state::match_and_fold::reset() {
   reset_growing();
 }
 
-void session::state::lean_state::reset() {
-  lane.classes = nullptr;
-  lane.feeds = 0;
-  lane.saw = 0;
-  scanner.disarm();
-  feeds = 0;
-  saw = 0;
-  error.reset();
-}
-
 void session::state::reset() {
   in.reset(prepared->parse_prefix);
   sent.reset();
   match.reset();
-  lean.reset();
   counts = counters{};
   finished = false;
   finish_folded = false;
@@ -298,17 +287,9 @@ tool_call_delta& session::state::argument_delta(std::vector<delta>& out) {
   return t;
 }
 
-// The path for the chunk: the first whose conditions hold, in the order of feed_path.
-// Before the chunk is taken only lean_view is decided (lean_feed takes the chunk itself);
-// after, one of the others, with what span_extension needs in `plan`.
-session::state::feed_path session::state::pick_path(std::string_view chunk,
-                                                    std::span<const std::int32_t> ids, bool view,
-                                                    bool taken, extension_plan& plan) const {
-  if (!taken) {
-    const bool lean_applies = view && lean.armed() && ids.empty() && !chunk.empty() &&
-                              in.input.size() + chunk.size() - match.matched_size < kWarmBytes;
-    return lean_applies ? feed_path::lean_view : feed_path::matched;
-  }
+// The path for the chunk just taken: the first whose conditions hold, in the order of
+// feed_path, with what span_extension needs in `plan`.
+session::state::feed_path session::state::pick_path(extension_plan& plan) const {
   if (!match.matcher) return feed_path::no_parser;
   const std::string_view now = in.match_input();
   if (now.size() == match.seen && match.fold_valid) return feed_path::nothing_new;
@@ -342,20 +323,9 @@ session::state::feed_path session::state::pick_path(std::string_view chunk,
   return feed_path::matched;
 }
 
-// Appends the deltas to out (cleared first; argument-fragment deltas are kept for reuse), or
-// for lean_view sets lean.view and `views` (out untouched).
+// Appends the deltas to out (cleared first; argument-fragment deltas are kept for reuse).
 base::status session::state::feed(std::string_view chunk, std::span<const std::int32_t> ids,
-                                  std::vector<delta>& out, bool view, std::size_t* views) {
-  extension_plan plan;
-  if (view && pick_path(chunk, ids, view, false, plan) == feed_path::lean_view &&
-      lean_feed(chunk, *views)) {
-    return {};
-  }
-  if (auto caught = catch_up(); !caught) {
-    out.clear();
-    return caught;
-  }
-  lean.disarm();
+                                  std::vector<delta>& out) {
   for (auto& d : out) {
     if (d.tool_calls.size() == 1 && d.content.empty() && d.reasoning_content.empty() &&
         recycled.size() < 16) {
@@ -374,7 +344,8 @@ base::status session::state::feed(std::string_view chunk, std::span<const std::i
   }
   in.take(chunk, ids, !specials.empty() && match.matcher);
   if (in.token_mode) in.decide_markers(specials, false);
-  const feed_path path = pick_path(chunk, ids, view, true, plan);
+  extension_plan plan;
+  const feed_path path = pick_path(plan);
   if (path != feed_path::no_parser && path != feed_path::nothing_new) {
     match.seen = in.match_input().size();
   }
@@ -391,7 +362,6 @@ base::status session::state::feed(std::string_view chunk, std::span<const std::i
                           plan.kind, out)) {
         case extension::done:
           ++counts.extension_feeds;
-          try_arm(plan.from, plan.to, out);
           return {};
         case extension::failed:
           return std::move(*match.extension_error);
@@ -404,7 +374,6 @@ base::status session::state::feed(std::string_view chunk, std::span<const std::i
       match.lose_span();
       ++counts.deferred_feeds;
       return {};
-    case feed_path::lean_view:
     case feed_path::matched:
       break;
   }
@@ -539,8 +508,7 @@ bool session::state::append_open_text(std::string_view chunk, chunk_kind kind,
 }
 
 session::state::extension session::state::extend_span(std::string_view chunk, std::size_t span_end,
-                                                      chunk_kind kind, std::vector<delta>& out,
-                                                      const verbatim_run* run) {
+                                                      chunk_kind kind, std::vector<delta>& out) {
   const auto size = static_cast<std::uint32_t>(span_end);
   auto& nodes = match.last.ast.mutable_nodes();
   for (const std::uint32_t i : match.span.chain) nodes[i].end = size;
@@ -548,14 +516,11 @@ session::state::extension session::state::extend_span(std::string_view chunk, st
   if (kind.whole_utf8 && match.span_text != peg::no_ast && append_open_text(chunk, kind, out)) {
     return extension::done;
   }
-  if (!run || !match.fold.append_verbatim(match.last.ast, match.span.chain, in.fold_input(),
-                                          run->from, run->text)) {
-    auto advanced = match.fold.extend(match.last.ast, match.span.chain, in.fold_input());
-    if (!advanced || *advanced == detail::fold::outcome::diverged) {
-      match.fold_valid = false;
-      match.lose_span();
-      return extension::declined;
-    }
+  auto advanced = match.fold.extend(match.last.ast, match.span.chain, in.fold_input());
+  if (!advanced || *advanced == detail::fold::outcome::diverged) {
+    match.fold_valid = false;
+    match.lose_span();
+    return extension::declined;
   }
   update_alt_hold(match.last.ast);
   auto diffed = diff_fold(match.fold, false, out, &match.last.ast);
@@ -569,10 +534,10 @@ session::state::extension session::state::extend_span(std::string_view chunk, st
   return extension::done;
 }
 
-// feed_view after a path other than lean_view: views of view_out.
+// feed_view: views of view.out.
 std::span<const delta_view> session::state::make_views() {
-  views_of(lean.view_out, lean.views, lean.call_views);
-  return lean.views;
+  views_of(view.out, view.views, view.call_views);
+  return view.views;
 }
 
 session::session(const chat::prepared& p, session_options options)
@@ -590,20 +555,12 @@ session::session(const chat::prepared& p, session_options options)
     state_->specials.set(*p.parser, state_->options.special_tokens);
     state_->ids_expected = state::grammar_has_ids(*p.parser);
   }
-  state_->lean.lane.input = &state_->in.input;
-  state_->lean.lane.view = &state_->lean.view;
-  lane_ = &state_->lean.lane;
   state_->reset();
 }
 
 session::~session() = default;
-session::session(session&& other) noexcept
-    : state_(std::move(other.state_)), lane_(std::exchange(other.lane_, nullptr)) {}
-session& session::operator=(session&& other) noexcept {
-  state_ = std::move(other.state_);
-  lane_ = std::exchange(other.lane_, nullptr);
-  return *this;
-}
+session::session(session&& other) noexcept = default;
+session& session::operator=(session&& other) noexcept = default;
 
 base::result<std::vector<delta>> session::feed(std::string_view chunk,
                                                std::span<const std::int32_t> tokens) {
@@ -615,28 +572,16 @@ base::result<std::vector<delta>> session::feed(std::string_view chunk,
 base::status session::feed_into(std::vector<delta>& out, std::string_view chunk,
                                 std::span<const std::int32_t> tokens) {
   state& st = *state_;
-  st.absorb_lane();
-  auto fed = st.feed(chunk, tokens, out, false, nullptr);
-  st.update_lane();
+  auto fed = st.feed(chunk, tokens, out);
   st.counts.deltas += out.size();
   return fed;
 }
 
-// What feed_view does when its inline lane (lean_lane.h) does not take the chunk: lean_view
-// when it applies and takes the chunk, else the path feed() would take, as views.
-base::result<std::span<const delta_view>> session::feed_view_out_of_line(
-    std::string_view chunk, std::span<const std::int32_t> tokens) {
+base::result<std::span<const delta_view>> session::feed_view(std::string_view chunk,
+                                                             std::span<const std::int32_t> tokens) {
   state& st = *state_;
-  st.absorb_lane();
-  st.lean.views_used = true;
-  std::size_t lean_views = state::kNotLean;
-  auto fed = st.feed(chunk, tokens, st.lean.view_out, true, &lean_views);
-  st.update_lane();
-  if (lean_views != state::kNotLean) {
-    st.counts.deltas += lean_views;
-    return std::span<const delta_view>(&st.lean.view, lean_views);
-  }
-  st.counts.deltas += st.lean.view_out.size();
+  auto fed = st.feed(chunk, tokens, st.view.out);
+  st.counts.deltas += st.view.out.size();
   if (!fed) return std::move(fed).error();
   return st.make_views();
 }
@@ -650,7 +595,6 @@ const chat::message& session::current() const {
 }
 
 std::size_t session::unsent_from() const {
-  state_->sync();
   return state_->unsent_from();
 }
 
@@ -659,15 +603,12 @@ std::size_t session::received() const {
 }
 
 session_stats session::stats() const {
-  state_->sync();
-  state_->absorb_lane();
   const state& st = *state_;
   session_stats out;
-  out.lean_feeds = st.counts.lean_feeds;
   out.extension_feeds = st.counts.extension_feeds;
   out.deferred_feeds = st.counts.deferred_feeds;
   out.matched_feeds = st.counts.matched_feeds;
-  out.feeds = out.lean_feeds + out.extension_feeds + out.deferred_feeds + out.matched_feeds;
+  out.feeds = out.extension_feeds + out.deferred_feeds + out.matched_feeds;
   out.matched_ast_nodes = st.counts.matched_nodes;
   out.scanned_bytes = st.counts.scanned_bytes + st.match.ambiguous.scanned_bytes();
   out.node_visits = st.counts.node_visits + st.match.ambiguous.node_visits();
@@ -687,7 +628,6 @@ session_stats session::stats() const {
 
 void session::reset() {
   state_->reset();
-  state_->update_lane();
 }
 
 }  // namespace chatpeg::stream

@@ -48,9 +48,10 @@ bool session::state::sent_record::cache_complete() const {
 // output again, with the ids that were sent.
 void session::state::rebuild_final() {
   sent.final_pending = false;
-  auto parsed = detail::parse_input(*prepared, *match.matcher,
-                                    in.token_mode ? std::string_view(in.shadow) : in.input.view(),
-                                    {.allow_truncated = sent.final_hit_limit}, false, in.input);
+  auto parsed =
+      detail::parse_input(*prepared, *match.matcher,
+                          in.token_mode ? std::string_view(in.shadow) : std::string_view(in.input),
+                          {.allow_truncated = sent.final_hit_limit}, false, in.input);
   if (!parsed) return;  // (cannot happen: finish() read the same output)
   chat::message m = std::move(parsed->message);
   for (std::size_t i = 0; i < m.tool_calls.size() && i < sent.message.tool_calls.size(); ++i) {
@@ -61,7 +62,6 @@ void session::state::rebuild_final() {
 
 // The message as sent, for current(): every text filled in.
 const chat::message& session::state::message() {
-  sync();
   if (sent.final_pending) {
     rebuild_final();
   } else {
@@ -102,10 +102,10 @@ std::size_t session::state::unsent_from() const {
 // vouch for its result).
 std::optional<chat::message> session::state::complete_fold(const finish_options& options_in) {
   if (in.token_mode || options_in.hit_token_limit || !match.fold_valid) return std::nullopt;
-  auto r = match.matcher->match_growing(in.input.view(), peg::match_flags::complete);
+  auto r = match.matcher->match_growing(std::string_view(in.input), peg::match_flags::complete);
   if (!r.ok()) return std::nullopt;
   match.fold_valid = false;  // used up either way
-  return match.fold.complete(match.last.ast, r.ast, in.input.view());
+  return match.fold.complete(match.last.ast, r.ast, std::string_view(in.input));
 }
 
 // The final message: the output as content without a parser, else the completed fold or the
@@ -123,10 +123,11 @@ base::result<chat::message> session::state::final_parse(const finish_options& op
     return std::move(*folded);
   }
   if (in.token_mode) in.decide_markers(specials, true);
-  auto parsed = detail::parse_input(*prepared, *match.matcher,
-                                    in.token_mode ? std::string_view(in.shadow) : in.input.view(),
-                                    {.allow_truncated = options_in.hit_token_limit},
-                                    /*growing=*/true, in.input);
+  auto parsed =
+      detail::parse_input(*prepared, *match.matcher,
+                          in.token_mode ? std::string_view(in.shadow) : std::string_view(in.input),
+                          {.allow_truncated = options_in.hit_token_limit},
+                          /*growing=*/true, in.input);
   match.reset_growing();
   if (!parsed) return std::move(parsed).error();
   truncated = parsed->truncated;
@@ -135,10 +136,6 @@ base::result<chat::message> session::state::final_parse(const finish_options& op
 
 base::result<finish_result> session::state::finish(const finish_options& options_in) {
   if (finished) return base::make_error(base::errc::invalid_argument, "finish() called twice");
-  absorb_lane();
-  lean.lane.classes = nullptr;
-  if (auto caught = catch_up(); !caught) return std::move(caught).error();
-  lean.disarm();
   finish_result out;
   bool truncated = false;
   auto parsed = final_parse(options_in, truncated);

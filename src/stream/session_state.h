@@ -1,8 +1,8 @@
 // stream::session's per-response state, shared by session.cpp (the paths, their dispatcher
-// and the diff against what was sent), session_lean.cpp (feed_view's lean_view path and its
-// catch-up) and session_finish.cpp (the final parse, the message as sent). The state is in
-// named parts — what was received, what was sent, the match and fold, the lean feed, the
-// counters — each with the methods that change only it; what spans parts is the state's.
+// and the diff against what was sent) and session_finish.cpp (the final parse, the message as
+// sent). The state is in named parts — what was received, what was sent, the match and fold,
+// feed_view's buffers, the counters — each with the methods that change only it; what spans
+// parts is the state's.
 // Internal to the stream module.
 #pragma once
 
@@ -19,7 +19,7 @@
 #include "chatpeg/stream/session.h"
 #include "stream/alt_reading.h"
 #include "stream/fold.h"
-#include "stream/lean_feed.h"
+#include "stream/holds.h"
 #include "stream/markers.h"
 #include "stream/open_span.h"
 #include "stream/parse_internal.h"
@@ -98,7 +98,7 @@ struct session::state {
   // all known yet (a marker prefix at the end, or a marker whose token may continue past it)
   // waits there.
   struct received_input {
-    detail::byte_buffer input;
+    std::string input;
     std::size_t prefix = 0;            // parse_prefix's size
     std::vector<std::int32_t> tokens;  // per output byte when the caller gives them (else empty)
     bool tokens_given = false;
@@ -108,7 +108,7 @@ struct session::state {
     std::size_t decided = 0;    // output bytes the matcher may see
 
     void reset(std::string_view parse_prefix);
-    std::string_view output() const { return input.view().substr(prefix); }
+    std::string_view output() const { return std::string_view(input).substr(prefix); }
     std::string_view match_input() const;
     std::string_view fold_input() const;
     // Appends the chunk and its ids (kNoIds where a chunk came without them); from the first
@@ -181,37 +181,11 @@ struct session::state {
     void lose_span() { span.stop = nullptr; }
   };
 
-  // feed_view's lean feed (lean_feed.h) and its inline lane (lean_lane.h). Lean feeds deliver
-  // input[mark, sent) (transformed for raw_args) that the fold and `sent` do not have yet;
-  // catch_up() gives it to them.
-  struct lean_state {
-    bool views_used = false;  // feed_view was called: arm the lean feed when it applies
-    detail::lean_scanner scanner;
-    std::size_t call = 0;   // json_args / raw_args: the OpenAI call index
-    std::size_t mark = 0;   // input offset: bytes delivered by lean feeds from here
-    std::size_t sent = 0;   // input offset: delivered up to here
-    std::size_t feeds = 0;  // lean feeds since the last catch-up
-    // Since the last catch-up: the classes of the bytes lean feeds took (lean_class: a byte that
-    // may start a marker, a byte of a multi-byte sequence).
-    std::uint8_t saw = 0;
-    std::optional<base::error> error;  // a catch-up from a const query failed
-    delta_view view;
-    tool_call_delta_view call_view;
-    // raw_args: what the lean feeds returned since the last catch-up (the bytes escaped); their
-    // views point into it, and catch_up() checks span_extension against it.
-    detail::byte_buffer escaped;
-    std::vector<delta> catch_up_out;
-    // session::feed_view's inline plain case: armed while the lean feed is and nothing is held;
-    // what it took is counted in here by absorb_lane().
-    detail::lean_lane lane;
-    // feed_view's deltas when it takes another path, and their views.
-    std::vector<delta> view_out;
+  // feed_view's deltas and their views (valid until the next feed).
+  struct view_buffers {
+    std::vector<delta> out;
     std::vector<delta_view> views;
     std::vector<tool_call_delta_view> call_views;
-
-    void reset();
-    void disarm() { scanner.disarm(); }
-    bool armed() const { return scanner.kind() != detail::lean_kind::off; }
   };
 
   // Feeds per path and the matcher's work (session_stats).
@@ -219,7 +193,6 @@ struct session::state {
     std::size_t extension_feeds = 0;  // feeds folded as extensions of the open span
     std::size_t matched_feeds = 0;
     std::size_t deferred_feeds = 0;   // feeds whose matching waits for more bytes (amortized)
-    std::size_t lean_feeds = 0;       // lean feeds caught up
     std::uint64_t scanned_bytes = 0;  // matcher work of the matched feeds
     std::uint64_t node_visits = 0;
     std::size_t matched_nodes = 0;  // AST nodes handed over by all matched feeds
@@ -229,7 +202,7 @@ struct session::state {
   received_input in;
   sent_record sent;
   match_and_fold match;
-  lean_state lean;
+  view_buffers view;
   counters counts;
   std::vector<delta> recycled;  // argument-fragment deltas handed back by feed_into's caller
   bool finished = false;
@@ -278,15 +251,9 @@ struct session::state {
   // so a streamed argument allocates nothing per feed.
   tool_call_delta& argument_delta(std::vector<delta>& out);
 
-  // The paths a chunk takes. pick_path() picks one; feed() runs it. A path that declines
-  // hands the chunk on, never back: lean_view to the others, span_extension to matched.
+  // The paths a chunk takes. pick_path() picks one; feed() runs it. span_extension, when it
+  // declines, hands the chunk on to matched.
   enum class feed_path : std::uint8_t {
-    // feed_view while the chunk only extends the open text (content, reasoning, a string
-    // argument) with bytes that change nothing but the text: appended and returned as a view
-    // of itself, no matcher, no fold (lean_feed, lean_feed.h). The inline lane (lean_lane.h)
-    // takes the plainest such chunks before the session is called. Declines when the bytes
-    // need the parser (a delimiter, a marker, an escape it does not copy).
-    lean_view,
     no_parser,    // the request has no parser: the output is content as it comes
     nothing_new,  // the matcher would see no new byte (token mode: a marker's tokens wait)
     // The new bytes only extend the open span the last match ended in: its partial nodes end
@@ -315,20 +282,15 @@ struct session::state {
     chunk_kind kind;
   };
 
-  // The path for the chunk: the first whose conditions hold, in the order of feed_path.
-  // Before the chunk is taken (`taken` false) only lean_view is decided (lean_feed takes the
-  // chunk itself; anything else reads as matched); after, one of the others (`plan` filled
-  // for span_extension). general_path_only leaves only no_parser, nothing_new, deferred and
-  // matched.
-  feed_path pick_path(std::string_view chunk, std::span<const std::int32_t> ids, bool view,
-                      bool taken, extension_plan& plan) const;
+  // The path for the chunk just taken: the first whose conditions hold, in the order of
+  // feed_path (`plan` filled for span_extension). general_path_only leaves only no_parser,
+  // nothing_new, deferred and matched.
+  feed_path pick_path(extension_plan& plan) const;
 
-  // One feed on the path pick_path() picks. `view`: feed_view, which may take lean_view; then
-  // *views is set to the number of views of lean.view it returns (else left alone). Otherwise
-  // the deltas go to out (cleared first; argument-fragment deltas are kept for reuse).
-  static constexpr std::size_t kNotLean = static_cast<std::size_t>(-1);
+  // One feed on the path pick_path() picks: the deltas go to out (cleared first;
+  // argument-fragment deltas are kept for reuse).
   base::status feed(std::string_view chunk, std::span<const std::int32_t> ids,
-                    std::vector<delta>& out, bool view, std::size_t* views);
+                    std::vector<delta>& out);
 
   // matched: match, fold, diff.
   base::status match_feed(std::vector<delta>& out);
@@ -358,28 +320,8 @@ struct session::state {
   // not called: its next match_growing resumes from its own caches. declined: the fold could
   // not take it (the fold is then invalid; the caller matches and folds anew).
   enum class extension : std::uint8_t { declined, done, failed };
-  // A string argument's bytes from input offset `from` on that lean feeds checked and
-  // delivered as `text` (fold::append_verbatim).
-  struct verbatim_run {
-    std::size_t from = 0;
-    std::string_view text;
-  };
   extension extend_span(std::string_view chunk, std::size_t span_end, chunk_kind kind,
-                        std::vector<delta>& out, const verbatim_run* run = nullptr);
-
-  // lean_view: the chunk extends the armed span with bytes that change nothing but the text;
-  // appends it and sets lean.view. False: the chunk is left to the other paths.
-  bool lean_feed(std::string_view chunk, std::size_t& views_out);
-
-  // After a span_extension feed that sent exactly its chunk as the open span's text: arm the
-  // lean feed for the span (feed_view only).
-  void try_arm(std::size_t from, std::size_t to, const std::vector<delta>& out);
-
-  base::error lean_broken(std::string what);
-
-  // Gives the fold and `sent` what the lean feeds delivered: span_extension, once, over every
-  // byte they appended; it sends exactly what they returned (checked in debug builds).
-  base::status catch_up();
+                        std::vector<delta>& out);
 
   // current() after a finish() that did not copy the final message: the same parse of the
   // output again, with the ids that were sent.
@@ -388,16 +330,7 @@ struct session::state {
   // The message as sent, for current(): every text filled in.
   const chat::message& message();
 
-  // For const queries: catch up, keeping a failure for the next feed or finish.
-  void sync();
-
-  // Counts the chunks the inline lane took as lean feeds (they delivered everything).
-  void absorb_lane();
-
-  // Arms the inline lane when the lean feed is armed (with what it holds), else disarms it.
-  void update_lane();
-
-  // feed_view after a path other than lean_view: views of lean.view_out.
+  // feed_view: views of view.out.
   std::span<const delta_view> make_views();
 
   // The output offset from which the output is not (wholly) in what was sent: the start of

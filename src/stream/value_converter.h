@@ -88,20 +88,6 @@ class value_converter {
   pending_key& key() { return key_; }
   const pending_key& key() const { return key_; }
 
-  // Inside a double-quoted string value (not a key, not inside an escape), text that is a
-  // verbatim run — plain bytes other than '"', '\\' and control bytes (valid UTF-8), and whole
-  // simple escapes — converts to itself: appends it and returns true. False (nothing done) in
-  // any other state. The caller vouches for the text (a streaming session's lean feed checked
-  // it).
-  bool append_verbatim(std::string_view text, std::string& out) {
-    if (state_ != state::string || quote_ != '"' || !high_surrogate_.empty() || failed_ ||
-        key_.held()) {
-      return false;
-    }
-    out.append(text);
-    return true;
-  }
-
   bool failed() const { return failed_; }
   bool started() const { return started_; }
   // A whole value has been emitted and nothing but whitespace followed.

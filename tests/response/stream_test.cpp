@@ -3,6 +3,7 @@
 // (literal prefixes, partial regex matches, incomplete UTF-8), and the work is linear.
 #include <gtest/gtest.h>
 
+#include "chatpeg/base/utf8.h"
 #include "chatpeg/response/response.h"
 #include "test_support.h"
 

@@ -1,7 +1,7 @@
 // Tests for stream/detail/holds.h: the UTF-8 and escape hold rules every streaming path asks,
 // table-driven, with the UTF-8 rule checked against base's decoder on random bytes for both of its
 // sizes (the inline loop and the library scan).
-#include "chatpeg/stream/detail/holds.h"
+#include "stream/holds.h"
 
 #include <gtest/gtest.h>
 
@@ -88,9 +88,7 @@ struct json_syntax {
 struct escape_case {
   const char* name;
   std::string body;  // bytes of a JSON string after its opening quote
-  bool lean_plain;   // the lean paths' syntax (simple escapes only)
-  std::size_t lean_held;
-  bool plain;  // the full JSON syntax
+  bool plain;        // the full JSON syntax
   std::size_t held;
 };
 
@@ -99,16 +97,6 @@ class EscapeHoldTest : public ::testing::TestWithParam<escape_case> {};
 TEST_P(EscapeHoldTest, TakesKnownEscapesAndHoldsACutOne) {
   const auto& c = GetParam();
   const auto* bytes = reinterpret_cast<const unsigned char*>(c.body.data());
-  std::array<std::uint8_t, 256> classes{};
-  classes['\\'] = 1;
-  classes['"'] = 2;
-  for (int b = 0; b < 0x20; ++b) classes[b] = 2;
-  const lean_escapes lean{.classes = classes.data(), .escape_class = 1, .end_class = 2};
-  const escape_hold l = escape_hold::of(bytes, 0, c.body.size(), lean);
-  EXPECT_EQ(l.plain, c.lean_plain);
-  if (c.lean_plain) {
-    EXPECT_EQ(l.held, c.lean_held);
-  }
   const escape_hold h = escape_hold::of(bytes, 0, c.body.size(), json_syntax{});
   EXPECT_EQ(h.plain, c.plain);
   if (c.plain) {
@@ -118,23 +106,21 @@ TEST_P(EscapeHoldTest, TakesKnownEscapesAndHoldsACutOne) {
 
 INSTANTIATE_TEST_SUITE_P(
     Rows, EscapeHoldTest,
-    ::testing::Values(escape_case{"plain", "abc", true, 0, true, 0},
-                      escape_case{"newline_escape", "a\\nb", true, 0, true, 0},
-                      escape_case{"quote_escape", "say \\\"hi\\\"", true, 0, true, 0},
-                      escape_case{"backslash_escape", "C:\\\\dir", true, 0, true, 0},
-                      escape_case{"cut_escape", "abc\\", true, 1, true, 1},
-                      escape_case{"escaped_backslash_then_cut", "\\\\\\", true, 1, true, 1},
-                      escape_case{"escaped_backslash_at_end", "a\\\\", true, 0, true, 0},
-                      escape_case{"unicode_escape", "\\u00e9", false, 0, true, 0},
-                      escape_case{"unicode_cut_in_its_digits", "x\\u00", false, 0, true, 4},
-                      escape_case{"unicode_cut_after_u", "x\\u", false, 0, true, 2},
-                      escape_case{"unicode_bad_digit", "\\u00g0", false, 0, false, 0},
-                      escape_case{"slash_escape", "\\/", false, 0, true, 0},
-                      escape_case{"unknown_escape", "\\q", false, 0, false, 0},
-                      escape_case{"closing_quote", "abc\"", false, 0, false, 0},
-                      escape_case{"control_byte", "a\nb", false, 0, false, 0},
-                      escape_case{"utf8_is_plain", "caf\xC3\xA9", true, 0, true, 0},
-                      escape_case{"empty", "", true, 0, true, 0}),
+    ::testing::Values(
+        escape_case{"plain", "abc", true, 0}, escape_case{"newline_escape", "a\\nb", true, 0},
+        escape_case{"quote_escape", "say \\\"hi\\\"", true, 0},
+        escape_case{"backslash_escape", "C:\\\\dir", true, 0},
+        escape_case{"cut_escape", "abc\\", true, 1},
+        escape_case{"escaped_backslash_then_cut", "\\\\\\", true, 1},
+        escape_case{"escaped_backslash_at_end", "a\\\\", true, 0},
+        escape_case{"unicode_escape", "\\u00e9", true, 0},
+        escape_case{"unicode_cut_in_its_digits", "x\\u00", true, 4},
+        escape_case{"unicode_cut_after_u", "x\\u", true, 2},
+        escape_case{"unicode_bad_digit", "\\u00g0", false, 0},
+        escape_case{"slash_escape", "\\/", true, 0}, escape_case{"unknown_escape", "\\q", false, 0},
+        escape_case{"closing_quote", "abc\"", false, 0},
+        escape_case{"control_byte", "a\nb", false, 0},
+        escape_case{"utf8_is_plain", "caf\xC3\xA9", true, 0}, escape_case{"empty", "", true, 0}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(EscapeHoldTest, StartsAtFrom) {

@@ -98,10 +98,10 @@ TEST(SessionFastPath, MostFeedsOfTextWithMarkerBytesAreNotMatched) {
   EXPECT_LT(st.matched_feeds * 20, st.feeds) << st.matched_feeds << " of " << st.feeds;
 }
 
-// Each chunk takes exactly one path (stats() counts each feed once), and the request shape and
-// entry point decide which: feed_view on open text is lean_view, feed_into extends the open
-// span, general_path_only leaves the matcher alone (deferred once the AST is large), and every
-// way gives stream::parse's message.
+// Each chunk takes exactly one path (stats() counts each feed once), and the request shape
+// decides which, whatever the entry point: open text extends the open span, general_path_only
+// leaves the matcher alone (deferred once the AST is large), and every way gives
+// stream::parse's message.
 TEST(SessionPaths, EachFeedTakesOnePathAndTheShapePicksIt) {
   enum class entry { view, into };
   struct row {
@@ -110,7 +110,7 @@ TEST(SessionPaths, EachFeedTakesOnePathAndTheShapePicksIt) {
     std::string output;
     entry how;
     bool general_only;
-    bool lean, extension, deferred;  // whether that path takes most feeds / any feed
+    bool extension, deferred;  // whether that path takes most feeds / any feed
   };
   std::string text, args, calls;
   while (text.size() < 8000) text += "if (a < b) x = \"<p>\" + y;  // </div> caf\xC3\xA9\n";
@@ -118,12 +118,12 @@ TEST(SessionPaths, EachFeedTakesOnePathAndTheShapePicksIt) {
   args = "<function=search>{\"q\": \"" + args + "\"}</function>";
   for (int i = 0; i < 300; ++i) calls += "<function=search>{\"q\": \"x\"}</function>";
   const std::vector<row> rows = {
-      {"content_view", tag_with_json, text, entry::view, false, true, false, false},
-      {"content_into", tag_with_json, text, entry::into, false, false, true, false},
-      {"content_general", tag_with_json, text, entry::view, true, false, false, false},
-      {"argument_view", tag_with_json, args, entry::view, false, true, false, false},
-      {"argument_into", tag_with_json, args, entry::into, false, false, true, false},
-      {"many_calls_general", tag_with_json, calls, entry::into, true, false, false, true},
+      {"content_view", tag_with_json, text, entry::view, false, true, false},
+      {"content_into", tag_with_json, text, entry::into, false, true, false},
+      {"content_general", tag_with_json, text, entry::view, true, false, false},
+      {"argument_view", tag_with_json, args, entry::view, false, true, false},
+      {"argument_into", tag_with_json, args, entry::into, false, true, false},
+      {"many_calls_general", tag_with_json, calls, entry::into, true, false, true},
   };
   for (const auto& r : rows) {
     SCOPED_TRACE(r.name);
@@ -140,16 +140,12 @@ TEST(SessionPaths, EachFeedTakesOnePathAndTheShapePicksIt) {
     }
     const session_stats st = s.stats();
     EXPECT_EQ(st.feeds, (r.output.size() + 3) / 4);
-    EXPECT_EQ(st.feeds, st.lean_feeds + st.extension_feeds + st.deferred_feeds + st.matched_feeds);
-    EXPECT_EQ(st.lean_feeds * 2 > st.feeds, r.lean) << st.lean_feeds << " of " << st.feeds;
+    EXPECT_EQ(st.feeds, st.extension_feeds + st.deferred_feeds + st.matched_feeds);
     EXPECT_EQ(st.extension_feeds * 2 > st.feeds, r.extension)
         << st.extension_feeds << " of " << st.feeds;
     EXPECT_EQ(st.deferred_feeds > 0, r.deferred) << st.deferred_feeds;
     if (r.general_only) {
-      EXPECT_EQ(st.lean_feeds + st.extension_feeds, 0u);
-    }
-    if (r.how == entry::into) {
-      EXPECT_EQ(st.lean_feeds, 0u);
+      EXPECT_EQ(st.extension_feeds, 0u);
     }
     auto fin = s.finish();
     ASSERT_TRUE(fin.has_value()) << fin.error().to_string();

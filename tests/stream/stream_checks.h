@@ -163,7 +163,7 @@ inline std::string delta_difference(const std::vector<delta>& a, const std::vect
 }
 
 // A second session fed the same chunks through feed_view, whose deltas must be feed()'s. Its
-// message is looked at only every few chunks, so lean feeds run long between catch-ups.
+// message is looked at only every few chunks.
 class view_twin {
  public:
   // The twin generates its own ids (the caller's generator may count the calls).

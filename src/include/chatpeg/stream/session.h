@@ -37,7 +37,6 @@
 #include "chatpeg/chat/message.h"
 #include "chatpeg/chat/prepare.h"
 #include "chatpeg/json/json.h"
-#include "chatpeg/stream/detail/lean_lane.h"
 
 namespace chatpeg::stream {
 
@@ -99,9 +98,9 @@ struct session_options {
   // ordinary tokens are text. Markers not listed here, and bytes of chunks fed without ids,
   // follow the text rule (any occurrence is the marker).
   std::vector<std::pair<std::string, std::int32_t>> special_tokens;
-  // Every feed runs the matcher and the fold (the general path); the faster paths for bytes
-  // that only extend an open text span are off. Deltas and the message are the same: for
-  // tests that measure the general mechanism by itself.
+  // Every feed runs the matcher and the fold (the general path); the shortcut for bytes that
+  // only extend an open text span is off. Deltas and the message are the same: for tests that
+  // measure the general mechanism by itself.
   bool general_path_only = false;
 };
 
@@ -122,9 +121,6 @@ struct session_stats {
   std::size_t extension_feeds = 0;
   // A large AST and few new bytes: matching waited for more (amortized).
   std::size_t deferred_feeds = 0;
-  // feed_view() calls that only appended the chunk and returned a view of it (the message
-  // caught up later in one piece).
-  std::size_t lean_feeds = 0;
   std::size_t deltas = 0;  // deltas returned by feed() so far
   // Bytes the session holds for the response (output buffer, folded text and arguments,
   // the sent message, the last AST), not counting the matcher's memo.
@@ -173,19 +169,9 @@ class session {
 
   // feed() without copies: the deltas as views into the session's buffers, valid until the
   // next feed / feed_into / feed_view / finish / reset (current() and the other queries keep
-  // them valid). The same deltas as feed() for the same chunks. While the output extends an
-  // open text span (content, reasoning, a string argument) with plain bytes, a feed only
-  // appends the chunk to the output buffer and returns a view of it: the message (current())
-  // is brought up to date when it is asked for or when a feed needs the parser.
+  // them valid). The same deltas as feed() for the same chunks.
   base::result<std::span<const delta_view>> feed_view(std::string_view chunk,
-                                                      std::span<const std::int32_t> tokens = {}) {
-    if (tokens.empty()) {
-      if (const int views = lane_->take(chunk); views >= 0) {
-        return std::span<const delta_view>(lane_->view, static_cast<std::size_t>(views));
-      }
-    }
-    return feed_view_out_of_line(chunk, tokens);
-  }
+                                                      std::span<const std::int32_t> tokens = {});
 
   // The output is complete: final parse, last deltas, final message, finish reason.
   base::result<finish_result> finish(const finish_options& options = {});
@@ -206,12 +192,8 @@ class session {
   void reset();
 
  private:
-  base::result<std::span<const delta_view>> feed_view_out_of_line(
-      std::string_view chunk, std::span<const std::int32_t> tokens);
-
   struct state;
   std::unique_ptr<state> state_;
-  detail::lean_lane* lane_ = nullptr;  // in *state_ (a stable address)
 };
 
 }  // namespace chatpeg::stream

@@ -1,10 +1,10 @@
-// feed_view's lean feed (src/stream/lean_feed.cpp): chunks that only extend an open span are
-// appended and returned as views, the message catching up later. Checked against feed() (same
-// deltas for every chunk, the same message whenever it is looked at, the same finish) over
-// outputs whose chunks alternate plain bytes, marker prefixes, escapes and cut UTF-8, in
-// content, reasoning, JSON-string arguments (pythonic too) and raw tagged arguments; that the
-// lean feed is taken (stats().lean_feeds); that views stay valid across current(), stats(),
-// unsent_from() until the next feed; and that feed() and feed_view() may be mixed.
+// session::feed_view: the deltas as views into the session's buffers. Checked against feed()
+// (same deltas for every chunk, the same message whenever it is looked at, the same finish)
+// over outputs whose chunks alternate plain bytes, marker prefixes, escapes and cut UTF-8, in
+// content, reasoning, JSON-string arguments (pythonic too) and raw tagged arguments; that most
+// feeds of open text skip the matcher (stats().extension_feeds); that views stay valid across
+// current(), stats(), unsent_from() until the next feed; and that feed() and feed_view() may
+// be mixed.
 #include <gtest/gtest.h>
 
 #include "chatpeg/stream/parse.h"
@@ -40,19 +40,19 @@ std::string mixed_text(std::size_t size) {
   return out;
 }
 
-struct lean_case {
+struct view_case {
   const char* name;
   std::function<peg::parser(peg::builder&)> make;
   std::string prefix;
   std::string output;
-  bool expect_lean = true;  // most feeds take the lean path
+  bool expect_extension = true;  // most feeds extend the open span without the matcher
 };
 
-const std::vector<lean_case>& lean_cases() {
-  static const std::vector<lean_case> table = [] {
+const std::vector<view_case>& view_cases() {
+  static const std::vector<view_case> table = [] {
     const std::string text = mixed_text(1500);
     const std::string plain(1200, 'x');
-    return std::vector<lean_case>{
+    return std::vector<view_case>{
         {"content", tag_with_json, "", text},
         {"reasoning_then_content", reasoning_calls, "<think>", text + "</think>" + text},
         {"json_argument", tag_with_json, "",
@@ -81,10 +81,10 @@ void finish_and_check(session& s, stream_outcome& collected, delta_checker& chec
   for (const auto& v : collected.violations) ADD_FAILURE() << v;
 }
 
-class LeanFeed : public ::testing::TestWithParam<lean_case> {};
+class FeedView : public ::testing::TestWithParam<view_case> {};
 
 // run_stream drives a feed_view twin beside feed() and compares every delta (stream_checks.h).
-TEST_P(LeanFeed, SameDeltasAsFeedForEverySplit) {
+TEST_P(FeedView, SameDeltasAsFeedForEverySplit) {
   const auto& c = GetParam();
   auto p = make_prepared(c.make, c.prefix);
   auto reference = parse(p, c.output);
@@ -106,9 +106,9 @@ TEST_P(LeanFeed, SameDeltasAsFeedForEverySplit) {
   }
 }
 
-// Only feed_view from start to finish, the message looked at only at the end: lean feeds run
-// for long stretches, and most 4-byte feeds take them.
-TEST_P(LeanFeed, LongLeanRunsCatchUpToTheOneShotParse) {
+// Only feed_view from start to finish, the message looked at only at the end: most 4-byte
+// feeds extend the open span without the matcher.
+TEST_P(FeedView, OnlyViewsAddUpToTheOneShotParse) {
   const auto& c = GetParam();
   auto p = make_prepared(c.make, c.prefix);
   auto reference = parse(p, c.output);
@@ -123,28 +123,27 @@ TEST_P(LeanFeed, LongLeanRunsCatchUpToTheOneShotParse) {
       for (const auto& v : *r) check.add(v.to_delta());
     }
     const auto st = s.stats();
-    if (c.expect_lean) {
-      EXPECT_GT(st.lean_feeds * 2, st.feeds) << st.lean_feeds << " of " << st.feeds;
+    if (c.expect_extension) {
+      EXPECT_GT(st.extension_feeds * 2, st.feeds) << st.extension_feeds << " of " << st.feeds;
     }
     EXPECT_EQ(message_difference(s.current(), collected.assembled), "");
     finish_and_check(s, collected, check, *reference);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Outputs, LeanFeed, ::testing::ValuesIn(lean_cases()),
+INSTANTIATE_TEST_SUITE_P(Outputs, FeedView, ::testing::ValuesIn(view_cases()),
                          [](const auto& info) { return std::string(info.param.name); });
 
-TEST(LeanFeed, ViewsStayValidUntilTheNextFeed) {
+TEST(FeedView, ViewsStayValidUntilTheNextFeed) {
   auto p = make_prepared(tag_with_json);
   const std::string text = mixed_text(600);
   session s(p);
-  std::size_t lean_before = 0;
   for (std::size_t at = 0; at < text.size(); at += 4) {
     auto r = s.feed_view(std::string_view(text).substr(at, 4));
     ASSERT_TRUE(r.has_value());
     std::vector<std::string> copies;
     for (const auto& v : *r) copies.push_back(json::dump(v.to_json()));
-    // Queries catch the message up; they must not touch what the views show.
+    // Queries must not touch what the views show.
     (void)s.current();
     (void)s.stats();
     (void)s.unsent_from();
@@ -153,13 +152,12 @@ TEST(LeanFeed, ViewsStayValidUntilTheNextFeed) {
     for (std::size_t i = 0; i < copies.size(); ++i) {
       EXPECT_EQ(json::dump((*r)[i].to_json()), copies[i]) << "at " << at;
     }
-    lean_before = s.stats().lean_feeds;
   }
-  EXPECT_GT(lean_before, 0u);
+  EXPECT_GT(s.stats().extension_feeds, 0u);
   EXPECT_EQ(s.current().content.value_or(""), text);
 }
 
-TEST(LeanFeed, FeedAndFeedViewMayBeMixed) {
+TEST(FeedView, FeedAndFeedViewMayBeMixed) {
   auto p = make_prepared(tag_with_tagged);
   const std::string output = "<tool_call>\n<function=search>\n<parameter=note>\n" +
                              mixed_text(900) + "\n</parameter>\n</function>\n</tool_call>";
@@ -181,12 +179,12 @@ TEST(LeanFeed, FeedAndFeedViewMayBeMixed) {
       for (const auto& v : *r) check.add(v.to_delta());
     }
   }
-  EXPECT_GT(s.stats().lean_feeds, 0u);
+  EXPECT_GT(s.stats().extension_feeds, 0u);
   finish_and_check(s, collected, check, *reference);
 }
 
 // After reset() a session streams a new response through feed_view from scratch.
-TEST(LeanFeed, ResetStartsOver) {
+TEST(FeedView, ResetStartsOver) {
   auto p = make_prepared(tag_with_json);
   const std::string text = mixed_text(300);
   session s(p);

@@ -2,8 +2,8 @@
 // check themselves, one type each: an incomplete UTF-8 sequence (utf8_hold) and an
 // escape cut by the end of input (escape_hold). A delimiter or marker cut by the end is
 // base::held_prefix (base/text_set.h), a name that may still grow detail::undecided (fold.h).
-// Every path — the inline lane, the lean scan, the open-span extension, the fold — asks these;
-// none restates them. Inline because the lane (lean_lane.h) is. Internal to the stream module.
+// Every path — the open-span extension, the fold, the later-reading hold — asks these; none
+// restates them. Internal to the stream module.
 #pragma once
 
 #include <cstddef>
@@ -44,11 +44,6 @@ struct utf8_hold {
   }
 };
 
-// The JSON escapes the lean paths copy as is (the value converter keeps them unchanged).
-inline bool simple_json_escape(unsigned char c) {
-  return c == '"' || c == '\\' || c == 'n' || c == 't' || c == 'r';
-}
-
 // Escaped text (a JSON string's body, or any text the grammar writes as a plain run and
 // escapes E simple | E U digit{hex}) growing at the end: its bytes are the text's as long as
 // every escape is one the syntax knows; an escape cut by the end of input is held from its
@@ -86,20 +81,6 @@ struct escape_hold {
     }
     return {true, 0};
   }
-};
-
-// The escape syntax the lean paths take (simple_json_escape only, no hex escapes) over a span's
-// byte classes: `escape_class` marks the escape byte, `end_class` the bytes that end the text.
-struct lean_escapes {
-  const std::uint8_t* classes = nullptr;
-  std::uint8_t escape_class = 0;
-  std::uint8_t end_class = 0;
-  unsigned char escape = '\\';
-  unsigned char unicode = 0;
-  std::size_t hex = 0;
-  bool plain(unsigned char b) const { return (classes[b] & (escape_class | end_class)) == 0; }
-  static bool simple(unsigned char b) { return simple_json_escape(b); }
-  static bool digit(unsigned char) { return false; }
 };
 
 }  // namespace chatpeg::stream::detail
