@@ -6,7 +6,8 @@
 // ratio. Counters: pairs, worst_feed_ns and worst_last_x_first over all pairs (budget: ≤ 100 ns
 // per feed, ≤ 2), parse_feed_ns (the baseline: one stream::parse of the same output, per
 // feed, for the pair with the worst feed). The table of the ten slowest pairs goes to stderr.
-// Without ../shared the benchmark skips with a visible message. Measurements: docs/perf.md.
+// Without ../shared the benchmark skips with a visible message. CHATPEG_BENCH_ONLY=TEXT runs only
+// the pairs whose name holds TEXT. Measurements: docs/perf.md.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -92,6 +93,7 @@ const char* const shape_bodies[][2] = {
 std::vector<pair_case> corpus_pairs(const std::filesystem::path& shared) {
   std::vector<pair_case> out;
   const std::string text = model_text(kSize);
+  const char* only = std::getenv("CHATPEG_BENCH_ONLY");  // a part of the pair's name
   for (const auto& e : std::filesystem::directory_iterator(shared / "templates")) {
     if (e.path().extension() != ".jinja") continue;
     const std::string stem = e.path().stem().string();
@@ -111,7 +113,9 @@ std::vector<pair_case> corpus_pairs(const std::filesystem::path& shared) {
       const auto& rs = (*t)->analysis().reasoning;
       const bool reasoning = std::string_view(shape) == "reasoning";
       const std::string opener = reasoning && p->parse_prefix.empty() ? rs.start : "";
-      out.push_back({stem + " / " + shape, std::move(*p), opener + text});
+      std::string name = stem + " / " + shape;
+      if (only != nullptr && name.find(only) == std::string::npos) continue;
+      out.push_back({std::move(name), std::move(*p), opener + text});
     }
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
