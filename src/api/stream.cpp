@@ -1,8 +1,7 @@
-// chatpeg::api::response_stream: one streamed response, read by a stream::session (chatpeg's
-// own parser) or a response::delta_stream (a response template). Token ids are taken as one
-// id for the whole piece or one per byte (the session's layout); deltas and the final message
-// are the reader's, as JSON.
-#include <iterator>
+// chatpeg::api::response_stream: one streamed response, read by a stream::reader: a
+// stream::session (chatpeg's own parser) or a response::delta_stream (a response template).
+// Token ids are taken as one id for the whole piece or one per byte (the session's layout);
+// deltas and the final message are the reader's, as JSON.
 #include <utility>
 
 #include "api/convert.h"
@@ -23,64 +22,6 @@ json deltas_json(const std::vector<stream::delta>& deltas) {
   return out;
 }
 
-class session_reader final : public response_stream::impl {
- public:
-  session_reader(std::shared_ptr<const chat::chat_template> t, chat::prepared p,
-                 const stream_options& options)
-      : compiled_(std::move(t)),
-        prepared_(std::move(p)),
-        session_(prepared_, session_options_of(options)) {}
-
-  base::result<std::vector<stream::delta>> feed(std::string_view text,
-                                                std::span<const std::int32_t> tokens) override {
-    return session_.feed(text, tokens);
-  }
-  base::result<stream::finish_result> finish(bool hit_token_limit) override {
-    return session_.finish({.hit_token_limit = hit_token_limit});
-  }
-  const chat::message& current() const override { return session_.current(); }
-  std::size_t received() const override { return session_.received(); }
-
- private:
-  std::shared_ptr<const chat::chat_template> compiled_;
-  chat::prepared prepared_;
-  stream::session session_;  // reads prepared_: declared after it
-};
-
-// The deltas the prefix decided (initial_deltas) go out with the first feed() or finish().
-class template_reader final : public response_stream::impl {
- public:
-  template_reader(response::template_ptr t, response::parse_options options)
-      : stream_(std::move(t), std::move(options)), pending_(stream_.initial_deltas()) {}
-
-  base::result<std::vector<stream::delta>> feed(std::string_view text,
-                                                std::span<const std::int32_t>) override {
-    auto deltas = stream_.feed(text);
-    if (!deltas) return deltas;
-    return with_pending(std::move(*deltas));
-  }
-  base::result<stream::finish_result> finish(bool hit_token_limit) override {
-    auto done = stream_.finish(hit_token_limit);
-    if (done) done->deltas = with_pending(std::move(done->deltas));
-    return done;
-  }
-  const chat::message& current() const override { return stream_.current(); }
-  std::size_t received() const override { return stream_.received(); }
-
- private:
-  std::vector<stream::delta> with_pending(std::vector<stream::delta> deltas) {
-    if (pending_.empty()) return deltas;
-    std::vector<stream::delta> out = std::move(pending_);
-    pending_.clear();
-    out.insert(out.end(), std::make_move_iterator(deltas.begin()),
-               std::make_move_iterator(deltas.end()));
-    return out;
-  }
-
-  response::delta_stream stream_;
-  std::vector<stream::delta> pending_;
-};
-
 }  // namespace
 
 namespace detail {
@@ -88,12 +29,18 @@ namespace detail {
 std::unique_ptr<response_stream::impl> session_stream(
     std::shared_ptr<const chat::chat_template> compiled, chat::prepared prepared,
     const stream_options& options) {
-  return std::make_unique<session_reader>(std::move(compiled), std::move(prepared), options);
+  auto out = std::make_unique<response_stream::impl>();
+  out->compiled = std::move(compiled);
+  out->prepared = std::make_unique<chat::prepared>(std::move(prepared));
+  out->reader = std::make_unique<stream::session>(*out->prepared, session_options_of(options));
+  return out;
 }
 
 std::unique_ptr<response_stream::impl> template_stream(response::template_ptr t,
                                                        response::parse_options options) {
-  return std::make_unique<template_reader>(std::move(t), std::move(options));
+  auto out = std::make_unique<response_stream::impl>();
+  out->reader = std::make_unique<response::delta_stream>(std::move(t), std::move(options));
+  return out;
 }
 
 }  // namespace detail
@@ -120,11 +67,14 @@ json response_stream::feed(std::string_view text, std::span<const std::int32_t> 
                   "token_ids");
     }
   }
-  return deltas_json(detail::take(impl_->feed(text, tokens)));
+  auto views = detail::take(impl_->reader->feed_view(text, tokens));
+  json out = json::array();
+  for (const auto& d : views) out.push_back(d.to_json());
+  return out;
 }
 
 stream_result response_stream::finish(bool hit_token_limit) {
-  auto done = detail::take(impl_->finish(hit_token_limit));
+  auto done = detail::take(impl_->reader->finish({.hit_token_limit = hit_token_limit}));
   stream_result out;
   out.deltas = deltas_json(done.deltas);
   out.message = done.message.to_json();
@@ -133,11 +83,11 @@ stream_result response_stream::finish(bool hit_token_limit) {
 }
 
 json response_stream::current() const {
-  return impl_->current().to_json();
+  return impl_->reader->current().to_json();
 }
 
 std::size_t response_stream::received() const {
-  return impl_->received();
+  return impl_->reader->received();
 }
 
 }  // namespace chatpeg::api

@@ -1,6 +1,6 @@
-// The state behind api::response_stream: a reader of model output that turns it into OpenAI
-// deltas. Two readers keep that contract: chatpeg's own (a stream::session over a prepared
-// request) and a response template's (response::delta_stream).
+// The state behind api::response_stream: a stream::reader of model output that turns it into
+// OpenAI deltas, chatpeg's own (a stream::session over a prepared request) or a response
+// template's (response::delta_stream).
 #pragma once
 
 #include <cstdint>
@@ -18,14 +18,11 @@
 namespace chatpeg::api {
 
 struct response_stream::impl {
-  virtual ~impl() = default;
-  // `tokens` is empty or one id per byte of `text` (-1 where a token continues).
-  virtual base::result<std::vector<stream::delta>> feed(std::string_view text,
-                                                        std::span<const std::int32_t> tokens) = 0;
-  virtual base::result<stream::finish_result> finish(bool hit_token_limit) = 0;
-  virtual const chat::message& current() const = 0;
-  virtual std::size_t received() const = 0;
-
+  // What the reader reads, kept alive with it: the compiled template the prepared parser came
+  // from and the prepared request a session refers to (both null for a response template).
+  std::shared_ptr<const chat::chat_template> compiled;
+  std::unique_ptr<chat::prepared> prepared;
+  std::unique_ptr<stream::reader> reader;
   std::vector<std::int32_t> byte_tokens;  // feed(): token ids laid out one per byte
 };
 

@@ -52,7 +52,6 @@ int stream_events(const response::template_ptr& t, const response::parse_options
 int stream_deltas(const response::template_ptr& t, const response::parse_options& options,
                   std::string_view output, std::size_t chunk) {
   response::delta_stream s(t, options);
-  for (const auto& d : s.initial_deltas()) print_line(d.to_json());
   int code = feed_in_chunks(output, chunk, [&s](std::string_view piece) {
     auto deltas = s.feed(piece);
     if (!deltas) return fail_on_output(std::move(deltas).error());
@@ -72,7 +71,6 @@ int stream_deltas(const response::template_ptr& t, const response::parse_options
 int print_partial(const response::template_ptr& t, const response::parse_options& options,
                   std::string_view output) {
   response::delta_stream s(t, options);
-  s.initial_deltas();
   auto deltas = s.feed(output);
   if (!deltas) return fail_on_output(std::move(deltas).error());
   print_message(s.current());

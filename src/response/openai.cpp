@@ -5,6 +5,8 @@
 // (leading whitespace dropped, trailing whitespace sent only once more text follows); a call is
 // sent when its region closes, header then its whole arguments. finish() sends whatever the
 // final message has beyond what was sent, so the deltas always add up to it.
+#include <iterator>
+
 #include "chatpeg/response/response.h"
 #include "response/content.h"
 #include "response/scanner.h"
@@ -108,8 +110,22 @@ struct delta_stream::impl {
   std::function<std::string()> ids;
   chat::message current;
   text_lane content, reasoning;
-  std::vector<std::size_t> matches;  // per field: matches opened so far
-  std::vector<stream::delta> initial;
+  std::vector<std::size_t> matches;    // per field: matches opened so far
+  std::vector<stream::delta> initial;  // what the prefix decided: out with the first deltas
+  // feed_view's deltas and their views.
+  std::vector<stream::delta> view_out;
+  std::vector<stream::delta_view> views;
+  std::vector<stream::tool_call_delta_view> call_views;
+
+  // The prefix's deltas, once, before `deltas`.
+  std::vector<stream::delta> with_initial(std::vector<stream::delta> deltas) {
+    if (initial.empty()) return deltas;
+    std::vector<stream::delta> out = std::move(initial);
+    initial.clear();
+    out.insert(out.end(), std::make_move_iterator(deltas.begin()),
+               std::make_move_iterator(deltas.end()));
+    return out;
+  }
 
   impl(template_ptr tp, parse_options o, std::function<std::string()> g)
       : t(tp), p(tp, std::move(o)), ids(std::move(g)), matches(tp->compiled().fields.size()) {
@@ -243,21 +259,27 @@ delta_stream::~delta_stream() = default;
 delta_stream::delta_stream(delta_stream&&) noexcept = default;
 delta_stream& delta_stream::operator=(delta_stream&&) noexcept = default;
 
-std::vector<stream::delta> delta_stream::initial_deltas() {
-  return std::move(impl_->initial);
-}
-
 base::result<std::vector<stream::delta>> delta_stream::feed(std::string_view chunk) {
   auto events = impl_->p.feed(chunk);
   if (!events) return std::move(events).error();
-  return impl_->convert(*events);
+  return impl_->with_initial(impl_->convert(*events));
 }
 
-base::result<stream::finish_result> delta_stream::finish(bool hit_token_limit) {
+base::result<std::span<const stream::delta_view>> delta_stream::feed_view(
+    std::string_view chunk, std::span<const std::int32_t>) {
+  auto deltas = feed(chunk);
+  if (!deltas) return std::move(deltas).error();
+  impl_->view_out = std::move(*deltas);
+  stream::views_of(impl_->view_out, impl_->views, impl_->call_views);
+  return std::span<const stream::delta_view>(impl_->views);
+}
+
+base::result<stream::finish_result> delta_stream::finish(const stream::finish_options& options) {
+  const bool hit_token_limit = options.hit_token_limit;
   auto done = impl_->p.finalize();
   if (!done) return std::move(done).error();
   stream::finish_result r;
-  r.deltas = impl_->convert(done->events);
+  r.deltas = impl_->with_initial(impl_->convert(done->events));
   auto message = to_message(done->message);
   if (!message) return std::move(message).error();
   stream::delta last;

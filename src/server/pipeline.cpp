@@ -1,9 +1,9 @@
 // The adapter between the gateway and the chat/stream layers (see pipeline.h): a response
-// is a stream::session (feed → OpenAI deltas as views, session::feed_view; finish → final
-// message and reason), or with a response template a response::delta_stream over the rendered
-// prompt. Output that stops matching the parser switches the response to fallback: everything
-// the parser has not wholly sent is delivered as content and the response still completes,
-// with a warning for the log — model output never becomes an HTTP error.
+// is read by a stream::reader (feed_view → OpenAI deltas as views; finish → final message and
+// reason): a stream::session, or with a response template a response::delta_stream over the
+// rendered prompt. Output that stops matching the parser switches the response to fallback:
+// everything the parser has not wholly sent is delivered as content and the response still
+// completes, with a warning for the log — model output never becomes an HTTP error.
 #include "pipeline.h"
 
 #include "chatpeg/base/utf8.h"
@@ -86,94 +86,38 @@ class fallback_views {
   std::vector<stream::tool_call_delta_view> calls_;
 };
 
-// chatpeg's own streaming session.
-class session_stream final : public response_stream {
+// A response read by a stream::reader: chatpeg's own session, or a response template's delta
+// stream. Output the reader refuses switches the response to content_fallback.
+class reader_stream final : public response_stream {
  public:
-  // `specials`: the preserved markers that are single tokens of the backend's vocabulary; a
-  // marker produced by other tokens (look-alike text) is read as text.
-  session_stream(const chat::prepared& p, const std::vector<special_token>& specials)
-      : session_(
-            p, {.id_generator = stream::generate_call_id, .special_tokens = to_pairs(specials)}) {}
+  explicit reader_stream(std::unique_ptr<stream::reader> r) : reader_(std::move(r)) {}
 
   std::span<const stream::delta_view> feed(std::string_view chunk,
                                            std::span<const std::int32_t> tokens) override {
     const std::size_t before = fallback_.size();
     fallback_.append(chunk);
     if (!fallback_.active()) {
-      auto r = session_.feed_view(chunk, tokens);
+      auto r = reader_->feed_view(chunk, tokens);
       if (r) return *r;
-      fallback_.start(r.error(), session_.unsent_from(), before);
+      fallback_.start(r.error(), reader_->unsent_from(), before);
     }
     return views_.of(fallback_.take(false));
   }
 
   stream_finish finish(bool hit_token_limit) override {
     if (!fallback_.active()) {
-      auto r = session_.finish({.hit_token_limit = hit_token_limit});
+      auto r = reader_->finish({.hit_token_limit = hit_token_limit});
       if (r) {
         return {
             .deltas = std::move(r->deltas), .message = std::move(r->message), .reason = r->reason};
       }
-      fallback_.start(r.error(), session_.unsent_from(), fallback_.size());
+      fallback_.start(r.error(), reader_->unsent_from(), fallback_.size());
     }
-    return fallback_.finish(session_.current(), hit_token_limit);
+    return fallback_.finish(reader_->current(), hit_token_limit);
   }
 
  private:
-  stream::session session_;
-  content_fallback fallback_;
-  fallback_views views_;
-};
-
-// A response template's delta stream over the rendered prompt (the prefix it cuts after its
-// start anchor) and the request's tools.
-class template_stream final : public response_stream {
- public:
-  template_stream(const chat::prepared& p, const output_reader& reader)
-      : stream_(reader.response_template, {.prefix = p.prompt, .tools = reader.tools},
-                stream::generate_call_id),
-        initial_(stream_.initial_deltas()) {}
-
-  std::span<const stream::delta_view> feed(std::string_view chunk,
-                                           std::span<const std::int32_t>) override {
-    std::vector<stream::delta> out = std::move(initial_);
-    initial_.clear();
-    const std::size_t before = fallback_.size();
-    fallback_.append(chunk);
-    if (!fallback_.active()) {
-      auto r = stream_.feed(chunk);
-      if (r) {
-        for (auto& d : *r) out.push_back(std::move(d));
-        return views_.of(std::move(out));
-      }
-      fallback_.start(r.error(), stream_.unsent_from(), before);
-    }
-    for (auto& d : fallback_.take(false)) out.push_back(std::move(d));
-    return views_.of(std::move(out));
-  }
-
-  stream_finish finish(bool hit_token_limit) override {
-    std::vector<stream::delta> first = std::move(initial_);
-    initial_.clear();
-    stream_finish out;
-    if (!fallback_.active()) {
-      auto r = stream_.finish(hit_token_limit);
-      if (r) {
-        out = {
-            .deltas = std::move(r->deltas), .message = std::move(r->message), .reason = r->reason};
-      } else {
-        fallback_.start(r.error(), stream_.unsent_from(), fallback_.size());
-      }
-    }
-    if (fallback_.active()) out = fallback_.finish(stream_.current(), hit_token_limit);
-    out.deltas.insert(out.deltas.begin(), std::make_move_iterator(first.begin()),
-                      std::make_move_iterator(first.end()));
-    return out;
-  }
-
- private:
-  response::delta_stream stream_;
-  std::vector<stream::delta> initial_;  // what the prefix decided, sent with the first deltas
+  std::unique_ptr<stream::reader> reader_;
   content_fallback fallback_;
   fallback_views views_;
 };
@@ -192,8 +136,19 @@ base::result<chat::prepared> prepare_request(const chat::chat_template& tmpl,
 std::unique_ptr<response_stream> make_response_stream(const chat::prepared& p,
                                                       const std::vector<special_token>& specials,
                                                       const output_reader& reader) {
-  if (reader.response_template) return std::make_unique<template_stream>(p, reader);
-  return std::make_unique<session_stream>(p, specials);
+  if (reader.response_template) {
+    // The rendered prompt is the prefix the template cuts after its start anchor; the
+    // request's tools cast arguments by their schemas.
+    return std::make_unique<reader_stream>(std::make_unique<response::delta_stream>(
+        reader.response_template,
+        response::parse_options{.prefix = p.prompt, .tools = reader.tools},
+        stream::generate_call_id));
+  }
+  // `specials`: the preserved markers that are single tokens of the backend's vocabulary; a
+  // marker produced by other tokens (look-alike text) is read as text.
+  return std::make_unique<reader_stream>(std::make_unique<stream::session>(
+      p, stream::session_options{.id_generator = stream::generate_call_id,
+                                 .special_tokens = to_pairs(specials)}));
 }
 
 std::string_view pipeline_description(const response::template_ptr& response_template) {

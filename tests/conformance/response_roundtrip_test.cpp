@@ -33,7 +33,6 @@ std::string streamed_text(const template_ptr& t, const parse_options& o, const s
       for (const auto& c : d.tool_calls) calls += c.id ? 1 : 0;
     }
   };
-  add(s.initial_deltas());
   for (std::size_t i = 0; i < out.size(); i += chunk) {
     auto d = s.feed(std::string_view(out).substr(i, chunk));
     if (!d) return "feed: " + d.error().to_string();

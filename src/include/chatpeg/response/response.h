@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,7 +25,7 @@
 #include "chatpeg/chat/message.h"
 #include "chatpeg/chat/template.h"
 #include "chatpeg/json/json.h"
-#include "chatpeg/stream/session.h"
+#include "chatpeg/stream/reader.h"
 
 namespace chatpeg::response {
 
@@ -146,32 +147,35 @@ openai_field openai_field_for(std::string_view key);
 // call without a string name is errc::no_match with its JSON path.
 base::result<chat::message> to_message(const json::value& dict);
 
-// Streams a response template's parse as OpenAI deltas with stream::session's contract:
-// content / reasoning_content deltas are suffixes (leading and trailing whitespace that the
-// final value strips is held back), each call gets a header (index, id, name) and then its
-// arguments. Calls are parsed when their region closes, so a call's arguments arrive in one
-// fragment at its close.
-class delta_stream {
+// Streams a response template's parse as OpenAI deltas: a stream::reader (stream/reader.h),
+// with stream::session's contract. content / reasoning_content deltas are suffixes (leading and
+// trailing whitespace that the final value strips is held back), each call gets a header
+// (index, id, name) and then its arguments. Calls are parsed when their region closes, so a
+// call's arguments arrive in one fragment at its close. What the prefix decided (a prompt
+// ending inside "<think>" opens reasoning) comes with the first feed or finish. Token ids are
+// not read: a response template reads text.
+class delta_stream final : public stream::reader {
  public:
   delta_stream(template_ptr t, parse_options options = {},
                std::function<std::string()> id_generator = {});
-  ~delta_stream();
+  ~delta_stream() override;
   delta_stream(delta_stream&&) noexcept;
   delta_stream& operator=(delta_stream&&) noexcept;
 
-  // The deltas the prefix decided (a prompt ending inside "<think>" opens reasoning).
-  std::vector<stream::delta> initial_deltas();
   base::result<std::vector<stream::delta>> feed(std::string_view chunk);
+  base::result<std::span<const stream::delta_view>> feed_view(
+      std::string_view chunk, std::span<const std::int32_t> tokens = {}) override;
   // Last deltas, the final message (ids filled in) and the finish reason (tool_calls when the
   // message has calls, length when hit_token_limit, else stop).
-  base::result<stream::finish_result> finish(bool hit_token_limit = false);
-  const chat::message& current() const;  // the concatenation of the deltas so far
-  std::size_t received() const;
+  base::result<stream::finish_result> finish(const stream::finish_options& options = {}) override;
+  // The concatenation of the deltas so far.
+  const chat::message& current() const override;
+  std::size_t received() const override;
   // After feed() or finish() failed: the output offset from which the output is not wholly
   // represented in what was sent (the start of the region being read unless it streams as
   // content or reasoning, else the first undecided byte). A caller that delivers the rest of
   // the output as content starts here, so no byte is lost.
-  std::size_t unsent_from() const;
+  std::size_t unsent_from() const override;
 
  private:
   struct impl;

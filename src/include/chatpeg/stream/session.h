@@ -1,6 +1,16 @@
-// A streaming response: feed(chunk) → OpenAI deltas, finish() → last deltas, the final
-// message and the finish reason. One session per response; small
-// per-response state, reusable with reset(). The prepared request it reads must outlive it.
+// stream::session, the stream::reader (reader.h) of chatpeg's own parser: feed(chunk) → OpenAI
+// deltas, finish() → last deltas, the final message and the finish reason. One session per
+// response; small per-response state, reusable with reset(). The prepared request it reads
+// must outlive it. Not thread-safe; the prepared request is shared by any number of sessions.
+//
+//   auto p = chat::prepare(*tmpl, request);          // once per request
+//   stream::session s(*p);
+//   for (std::string_view chunk : chunks) {
+//     auto deltas = s.feed(chunk);                   // or feed_view: no copies
+//     if (!deltas) break;                            // s.unsent_from(): where to go on as text
+//     for (const auto& d : *deltas) send(d.to_json());
+//   }
+//   auto done = s.finish();                          // done->message, done->reason
 //
 // Delta contract (what a client concatenates):
 //   - content and reasoning_content deltas are suffixes of what was sent before;
@@ -37,56 +47,9 @@
 #include "chatpeg/chat/message.h"
 #include "chatpeg/chat/prepare.h"
 #include "chatpeg/json/json.h"
+#include "chatpeg/stream/reader.h"
 
 namespace chatpeg::stream {
-
-struct tool_call_delta {
-  std::size_t index = 0;
-  std::optional<std::string> id;    // set in the header only
-  std::optional<std::string> name;  // set in the header only
-  std::string arguments;            // "" in the header
-};
-
-// One OpenAI choices[0].delta.
-struct delta {
-  std::string content;
-  std::string reasoning_content;
-  std::vector<tool_call_delta> tool_calls;
-
-  bool empty() const { return content.empty() && reasoning_content.empty() && tool_calls.empty(); }
-  // {"content": ...} / {"reasoning_content": ...} / {"tool_calls": [{"index", "id", "type":
-  // "function", "function": {"name", "arguments"}}]} with only the fields present.
-  json::value to_json() const;
-};
-
-// A delta as views into session-owned buffers (session::feed_view): the same fields as delta,
-// valid until the next feed, feed_view, finish or reset of the session that returned it.
-struct tool_call_delta_view {
-  std::size_t index = 0;
-  std::optional<std::string_view> id;    // set in the header only
-  std::optional<std::string_view> name;  // set in the header only
-  std::string_view arguments;            // "" in the header
-};
-
-struct delta_view {
-  std::string_view content;
-  std::string_view reasoning_content;
-  std::span<const tool_call_delta_view> tool_calls;
-
-  bool empty() const { return content.empty() && reasoning_content.empty() && tool_calls.empty(); }
-  json::value to_json() const;  // the same object as delta::to_json
-  delta to_delta() const;       // an owning copy
-};
-
-// Views of deltas: `views` and `calls` are refilled; the views point into `deltas` and `calls`.
-void views_of(const std::vector<delta>& deltas, std::vector<delta_view>& views,
-              std::vector<tool_call_delta_view>& calls);
-
-enum class finish_reason : std::uint8_t { stop, length, tool_calls };
-std::string_view finish_reason_name(finish_reason r);  // "stop", "length", "tool_calls"
-
-// A fresh OpenAI-style call id: "call_" + 24 random alphanumerics (thread-safe).
-std::string generate_call_id();
 
 struct session_options {
   // Generates a call id ("call_" + 24 random alphanumerics by default). Called once per call
@@ -102,12 +65,6 @@ struct session_options {
   // only extend an open text span is off. Deltas and the message are the same: for tests that
   // measure the general mechanism by itself.
   bool general_path_only = false;
-};
-
-struct finish_options {
-  // The backend stopped because of max_tokens: an output that ends inside a call keeps the
-  // partial call (arguments closed) with finish_reason length instead of an error.
-  bool hit_token_limit = false;
 };
 
 // Work and memory counters of a session (for tests and limits; no timing).
@@ -141,13 +98,7 @@ struct session_stats {
   bool finish_folded = false;
 };
 
-struct finish_result {
-  std::vector<delta> deltas;  // what was still held back
-  chat::message message;      // the final message (ids filled in)
-  stream::finish_reason reason = stream::finish_reason::stop;
-};
-
-class session {
+class session final : public reader {
  public:
   explicit session(const chat::prepared& p, session_options options = {});
   ~session();
@@ -170,23 +121,23 @@ class session {
   // feed() without copies: the deltas as views into the session's buffers, valid until the
   // next feed / feed_into / feed_view / finish / reset (current() and the other queries keep
   // them valid). The same deltas as feed() for the same chunks.
-  base::result<std::span<const delta_view>> feed_view(std::string_view chunk,
-                                                      std::span<const std::int32_t> tokens = {});
+  base::result<std::span<const delta_view>> feed_view(
+      std::string_view chunk, std::span<const std::int32_t> tokens = {}) override;
 
   // The output is complete: final parse, last deltas, final message, finish reason.
-  base::result<finish_result> finish(const finish_options& options = {});
+  base::result<finish_result> finish(const finish_options& options = {}) override;
 
   // The message as parsed so far (ids filled in for calls already announced): exactly the
   // concatenation of the deltas returned so far (after finish(), the final message).
-  const chat::message& current() const;
+  const chat::message& current() const override;
   // Bytes of model output received so far.
-  std::size_t received() const;
+  std::size_t received() const override;
   session_stats stats() const;
   // After feed() failed: the output offset from which the output is not wholly represented in
   // what was sent (the start of the first call not closed and wholly sent, else the end of the
   // text sent). A caller that delivers the rest of the output as content starts here, so no
   // byte is lost; a call whose header was already sent may be repeated as text.
-  std::size_t unsent_from() const;
+  std::size_t unsent_from() const override;
 
   // Starts a new response with the same prepared request, keeping buffers.
   void reset();
