@@ -31,21 +31,10 @@ struct parse_args {
   std::size_t chunk = 4;
 };
 
-// --stream: one JSON line per delta, then {"finish_reason", "message"}. Deltas come as views
-// (session::feed_view); each line is built from them.
+// --stream: one JSON line per delta, then {"finish_reason", "message"} (print_stream).
 int run_stream(const chat::prepared& prepared, const std::string& output, std::size_t chunk) {
   stream::session s(prepared);
-  int code = feed_in_chunks(output, chunk, [&s](std::string_view piece) {
-    auto deltas = s.feed_view(piece);
-    if (!deltas) return fail_on_output(std::move(deltas).error());
-    for (const auto& d : *deltas) print_line(d.to_json());
-    return exit_ok;
-  });
-  if (code != exit_ok) return code;
-  auto done = s.finish();
-  if (!done) return fail_on_output(std::move(done).error());
-  print_finish(*done);
-  return exit_ok;
+  return print_stream(s, output, chunk);
 }
 
 // The chat template and request of the flags, prepared (no grammar); reported on failure.

@@ -10,7 +10,7 @@
 #include "chatpeg/base/error.h"
 #include "chatpeg/chat/message.h"
 #include "chatpeg/json/json.h"
-#include "chatpeg/stream/session.h"
+#include "chatpeg/stream/reader.h"
 #include "cli/commands.h"
 
 namespace chatpeg::cli {
@@ -44,6 +44,22 @@ inline void print_finish(const stream::finish_result& done) {
   last["finish_reason"] = std::string(stream::finish_reason_name(done.reason));
   last["message"] = done.message.to_json();
   print_line(last);
+}
+
+// --stream with either parser: one JSON line per delta (built from the reader's views), then
+// print_finish. An output error ends it with exit 1.
+inline int print_stream(stream::reader& r, std::string_view output, std::size_t chunk) {
+  int code = feed_in_chunks(output, chunk, [&r](std::string_view piece) {
+    auto deltas = r.feed_view(piece);
+    if (!deltas) return fail_on_output(std::move(deltas).error());
+    for (const auto& d : *deltas) print_line(d.to_json());
+    return exit_ok;
+  });
+  if (code != exit_ok) return code;
+  auto done = r.finish();
+  if (!done) return fail_on_output(std::move(done).error());
+  print_finish(*done);
+  return exit_ok;
 }
 
 // As OpenAI sends them: every call has an id.

@@ -52,17 +52,7 @@ int stream_events(const response::template_ptr& t, const response::parse_options
 int stream_deltas(const response::template_ptr& t, const response::parse_options& options,
                   std::string_view output, std::size_t chunk) {
   response::delta_stream s(t, options);
-  int code = feed_in_chunks(output, chunk, [&s](std::string_view piece) {
-    auto deltas = s.feed(piece);
-    if (!deltas) return fail_on_output(std::move(deltas).error());
-    for (const auto& d : *deltas) print_line(d.to_json());
-    return exit_ok;
-  });
-  if (code != exit_ok) return code;
-  auto done = s.finish();
-  if (!done) return fail_on_output(std::move(done).error());
-  print_finish(*done);
-  return exit_ok;
+  return print_stream(s, output, chunk);
 }
 
 // --partial: the output is a prefix of a response still streaming. What a delta_stream has
