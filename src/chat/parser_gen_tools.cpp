@@ -35,19 +35,26 @@ parser id_text(gen_context& c, const std::vector<const std::string*>& followers)
   return c.b.tag(tag::tool_id, c.b.chars("[A-Za-z0-9_.:-]", 1, 64));
 }
 
+// "arguments": "{\"a\": 1}" — a JSON string holding an object (it opens with `{`); the fold
+// decodes it. A string that holds anything else is no call's arguments.
+parser serialized_object(gen_context& c) {
+  auto& b = c.b;
+  return b.literal("\"") + b.optional(b.chars("[ \t]", 1, 16)) + b.literal("{") +
+         b.json_string_content() + b.literal("\"");
+}
+
 base::result<parser> arguments_value(gen_context& c, const json::value& tool) {
   const auto& ts = c.a.tools;
   if (ts.arguments_as_string && !c.tolerant(tolerance::serialized_arguments)) {
-    // "arguments": "{\"a\": 1}" — a JSON string holding the object; the fold decodes it.
-    return c.b.tag(tag::tool_args, c.b.json_string());
+    return c.b.tag(tag::tool_args, serialized_object(c));
   }
   auto args = json_arguments(c, tool);
   if (!args) return args.error();
   // Under tolerance::serialized_arguments either form; the template's own comes first.
   if (c.tolerant(tolerance::serialized_arguments)) {
     const std::vector<parser> forms = ts.arguments_as_string
-                                          ? std::vector<parser>{c.b.json_string(), *args}
-                                          : std::vector<parser>{*args, c.b.json_string()};
+                                          ? std::vector<parser>{serialized_object(c), *args}
+                                          : std::vector<parser>{*args, serialized_object(c)};
     return c.b.tag(tag::tool_args, c.b.choice(forms));
   }
   return c.b.tag(tag::tool_args, *args);

@@ -279,7 +279,9 @@ std::vector<gen_case> cases() {
        "",
        {{"<tool_call>\n{\"name\": \"get_time\", \"arguments\": \"{\\\"tz\\\": "
          "\\\"UTC\\\"}\"}\n</tool_call>",
-         "|tool_name='get_time' tool_args='\"{\\\"tz\\\": \\\"UTC\\\"}\"'"}}},
+         "|tool_name='get_time' tool_args='\"{\\\"tz\\\": \\\"UTC\\\"}\"'"},
+        // A string that holds no object is no call's arguments: the parse fails in the call.
+        {"<tool_call>\n{\"name\": \"get_time\", \"arguments\": \"UTC\"}\n</tool_call>", "FAIL"}}},
       {"qwen_coder_tagged",
        qwen_coder(),
        R"(,"parallel_tool_calls":true)",
