@@ -3,11 +3,11 @@
 // in 4-byte chunks through a fresh stream::session (feed_view, as the gateway feeds), then
 // finish(). Per pair: ns per feed (all feeds and finish, thread CPU time, the best of the
 // iterations), the average of the first and of the last 64 feeds (timed one by one) and their
-// ratio. Counters: pairs, worst_feed_ns and worst_last_x_first over all pairs (budget: ≤ 100 ns
-// per feed, ≤ 2), parse_feed_ns (the baseline: one stream::parse of the same output, per
-// feed, for the pair with the worst feed). The table of the ten slowest pairs goes to stderr.
-// Without ../shared the benchmark skips with a visible message. CHATPEG_BENCH_ONLY=TEXT runs only
-// the pairs whose name holds TEXT. Measurements: docs/perf.md.
+// ratio. Counters: pairs, worst_feed_ns and worst_last_x_first over all pairs (budget: ≤
+// kFeedBudgetNs = 250 ns per feed, ≤ 2), parse_feed_ns (the baseline: one stream::parse of the same
+// output, per feed, for the pair with the worst feed). The table of the ten slowest pairs goes to
+// stderr. Without ../shared the benchmark skips with a visible message. CHATPEG_BENCH_ONLY=TEXT
+// runs only the pairs whose name holds TEXT. Measurements: docs/perf.md.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -35,6 +35,7 @@ using namespace chatpeg;
 
 constexpr std::size_t kChunk = 4;
 constexpr std::size_t kSize = 64 * 1024;
+constexpr double kFeedBudgetNs = 250;  // per 4-byte feed, every pair
 
 using bench::shared_dir;
 
@@ -177,7 +178,7 @@ void BM_session_corpus_sweep(benchmark::State& state) {
       parse_of_worst = r.parse_feed_ns;
     }
     worst_ratio = std::max(worst_ratio, r.last_ns / r.first_ns);
-    if (r.feed_ns > 100 || r.last_ns > 2 * r.first_ns) ++over_budget;
+    if (r.feed_ns > kFeedBudgetNs || r.last_ns > 2 * r.first_ns) ++over_budget;
   }
   std::fprintf(stderr, "%-60s %9s %9s %9s %9s\n", "slowest pairs (64 KB, 4-byte feeds)", "feed_ns",
                "first64", "last64", "parse/fd");

@@ -16,7 +16,9 @@ stream::session_options session_options_of(const stream_options& options) {
   return s;
 }
 
-json deltas_json(const std::vector<stream::delta>& deltas) {
+// Deltas or delta views as a JSON array.
+template <class Deltas>
+json deltas_json(const Deltas& deltas) {
   json out = json::array();
   for (const auto& d : deltas) out.push_back(d.to_json());
   return out;
@@ -67,10 +69,7 @@ json response_stream::feed(std::string_view text, std::span<const std::int32_t> 
                   "token_ids");
     }
   }
-  auto views = detail::take(impl_->reader->feed_view(text, tokens));
-  json out = json::array();
-  for (const auto& d : views) out.push_back(d.to_json());
-  return out;
+  return deltas_json(detail::take(impl_->reader->feed_view(text, tokens)));
 }
 
 stream_result response_stream::finish(bool hit_token_limit) {

@@ -39,7 +39,7 @@ parser id_text(gen_context& c, const std::vector<const std::string*>& followers)
 // decodes it. A string that holds anything else is no call's arguments.
 parser serialized_object(gen_context& c) {
   auto& b = c.b;
-  return b.literal("\"") + b.optional(b.chars("[ \t]", 1, 16)) + b.literal("{") +
+  return b.literal("\"") + b.optional(b.chars("[ ]", 1, 16)) + b.literal("{") +
          b.json_string_content() + b.literal("\"");
 }
 
