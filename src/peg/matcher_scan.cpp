@@ -38,6 +38,30 @@ bool class_contains(const nodes::char_class& c, char32_t cp) {
   return in != c.negated;
 }
 
+// Whether some completion of the incomplete UTF-8 sequence text[pos, end of text) can be in the
+// class: the bytes present fix the code point's high bits, so its completions lie in [low,
+// high]. A sequence none of whose completions is in the class ends the class's run now
+// instead of waiting for more input.
+bool class_may_contain_incomplete(const nodes::char_class& c, std::string_view text,
+                                  std::size_t pos) {
+  const auto lead = static_cast<unsigned char>(text[pos]);
+  const int length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+  char32_t high_bits = lead & (0x7F >> length);
+  int missing = length - 1;
+  for (std::size_t i = pos + 1; i < text.size(); ++i, --missing) {
+    high_bits = (high_bits << 6) | (static_cast<unsigned char>(text[i]) & 0x3F);
+  }
+  const char32_t low = high_bits << (6 * missing);
+  const char32_t high = low | ((char32_t{1} << (6 * missing)) - 1);
+  const auto& r = c.ranges;
+  // The first range that does not end below low.
+  const auto it = std::lower_bound(r.begin(), r.end(), low,
+                                   [](const auto& range, char32_t v) { return range.second < v; });
+  if (!c.negated) return it != r.end() && it->first <= high;
+  // Negated: some completion is outside every range unless one (merged) range covers them all.
+  return it == r.end() || it->first > low || it->second < high;
+}
+
 // The distinct first bytes of the delimiters when there are at most four (and no delimiter
 // is empty): then a SWAR scan finds candidates faster than a per-byte table lookup.
 bool small_first_set(const std::vector<std::string>& ds, base::byte_stops& firsts) {
@@ -319,11 +343,7 @@ step matcher::state::scan_escaped_text(const loop_plan& plan, std::uint32_t from
       if (lenient) return {match_status::need_more_input, size};
       return {match_status::success, p};
     }
-    if (bytes[h] >= 0x80 && lenient &&
-        base::decode_utf8(input, h).status == base::utf8_status::incomplete) {
-      touch(size + 1);
-      return {match_status::need_more_input, size};
-    }
+    // A byte that is not a digit ends the loop; a cut UTF-8 sequence is never an (ASCII) digit.
     touch(h + 1);
     return {match_status::success, p};
   }
@@ -385,7 +405,7 @@ step matcher::state::match_class(node_id id, const nodes::char_class& c, std::ui
     const auto d = base::decode_utf8(input, p);
     if (d.status == base::utf8_status::incomplete) {
       if (lenient) {
-        at_eof = true;
+        at_eof = class_may_contain_incomplete(c, input, p);
         break;
       }
       cut = true;

@@ -105,6 +105,7 @@ TEST(Matcher, CharClass) {
   auto two_three = tagged([](builder& b) { return b.chars("[a-z]", 2, 3); });
   auto not_x = tagged([](builder& b) { return b.chars("[^x]", 1, unbounded); });
   auto greek = tagged([](builder& b) { return b.chars("[\\u03B1-\\u03C9]", 1, unbounded); });
+  auto euro = tagged([](builder& b) { return b.chars("[\\u20AC]", 1, unbounded); });
   run_cases({
       {"run", word, "abc1", N, ok, 3, "content [0,3) \"abc\"\n"},
       {"run at eof strict", word, "abc", N, ok, 3, "content [0,3) \"abc\"\n"},
@@ -127,6 +128,16 @@ TEST(Matcher, CharClass) {
        "b\"\n"},
       {"non-ascii range", greek, "\xCE\xB1\xCE\xB2z", N, ok, 4, nullptr},
       {"non-ascii range miss", greek, "z", N, no, 0, nullptr},
+      // An incomplete UTF-8 sequence at the end waits for more input only while some
+      // completion of it can be in the class.
+      {"ascii class ends at an incomplete sequence lenient", word, "ab\xC5", L, ok, 2,
+       "content [0,2) \"ab\"\n"},
+      {"negated class waits on an incomplete sequence", not_x, "a\xC5", L, more, 2, nullptr},
+      {"lead byte in range waits", greek, "\xCE\xB1\xCE", L, more, 3, nullptr},
+      {"lead byte out of range ends the run", greek, "\xCE\xB1\xE2", L, ok, 2, nullptr},
+      {"continuation byte narrows the range: in", euro, "\xE2\x82\xAC\xE2\x82", L, more, 5,
+       nullptr},
+      {"continuation byte narrows the range: out", euro, "\xE2\x82\xAC\xE2\x80", L, ok, 3, nullptr},
       {"single char", [](builder& b) { return b.chars("[0-9]") + b.chars("[a-z]"); }, "7q", N, ok,
        2, ""},
       {"single char eof lenient", [](builder& b) { return b.chars("[0-9]") + b.chars("[a-z]"); },

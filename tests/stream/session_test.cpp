@@ -72,6 +72,17 @@ const std::vector<session_case>& session_cases() {
           R"({"city":"São \"Paulo\" \\ 🌍\nline 2","days":3,"opts":{"metric":true,"list":[1,"a"]}})"},
          {"search", R"({"note":"x"})"}}},
        finish_reason::tool_calls},
+      // "city" then a byte that starts a 2-byte sequence: no completion of it is ">", so the
+      // declared name "city" is out while the sequence is still incomplete.
+      {"undeclared_name_with_a_broken_sequence",
+       tag_with_tagged_undeclared,
+       "",
+       "<tool_call>\n<function=get_weather>\n<parameter=city\xC5\nx>\nParis\n</parameter>\n"
+       "<parameter=city>\nRome\n</parameter>\n</function>\n</tool_call>",
+       {std::nullopt,
+        std::nullopt,
+        {{"get_weather", "{\"city\xEF\xBF\xBD\\nx\":\"Paris\",\"city\":\"Rome\"}"}}},
+       finish_reason::tool_calls},
       {"pythonic",
        pythonic,
        "",

@@ -74,6 +74,25 @@ inline parser tag_with_tagged(builder& b) {
   return b.content(b.until("<tool_call>")) + b.zero_or_more(call + b.space()) + b.end();
 }
 
+// tag_with_tagged with undeclared arguments, as chat's generator writes them when the schema
+// admits more properties: after the declared names, any name up to the marker's ">". Space
+// may come before a marker, as under the generator's flexible_space tolerance.
+inline parser tag_with_tagged_undeclared(builder& b) {
+  auto open = b.tag(tag::tool_arg_open, b.literal("<parameter="));
+  auto close = b.tag(tag::tool_arg_close, b.literal("\n</parameter>"));
+  auto raw_value =
+      b.tag(tag::tool_arg_value, b.tag(tag::tool_arg_string_value, b.until("\n</parameter>")));
+  auto declared = open + b.tag(tag::tool_arg_name, b.literal("city")) +
+                  b.chars("[ \\t\\n]", 0, 16) + b.literal(">\n") + raw_value + close;
+  auto undeclared =
+      open + b.tag(tag::tool_arg_name, b.until(">")) + b.literal(">\n") + raw_value + close;
+  auto call = b.tag(tag::tool, b.tag(tag::tool_open, b.literal("<tool_call>\n<function=")) +
+                                   b.atomic(b.tag(tag::tool_name, names(b)) + b.literal(">\n")) +
+                                   b.zero_or_more((declared | undeclared) + b.literal("\n")) +
+                                   b.tag(tag::tool_close, b.literal("</function>\n</tool_call>")));
+  return b.content(b.until("<tool_call>")) + b.zero_or_more(call + b.space()) + b.end();
+}
+
 // Python literals for pythonic calls.
 inline parser py_value(builder& b) {
   auto sq = b.literal("'") + b.zero_or_more(b.chars("[^'\\\\]") | (b.literal("\\") + b.any())) +
