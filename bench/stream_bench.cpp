@@ -278,7 +278,6 @@ void stream_session(benchmark::State& state, int kind, paths taken = paths::all)
   const chat::prepared& p = kind == 1 ? coder_request() : session_request();
   stream::session_options options;
   options.general_path_only = taken == paths::general_only;
-  std::vector<stream::delta> out;
   const std::string text = make_shape(kind, static_cast<std::size_t>(state.range(0)) * 1024).text;
   std::vector<double> feed_ns;
   double stream_best = 1e9, first_best = 1e18, last_best = 1e18, parse_best = 1e9;
@@ -295,22 +294,13 @@ void stream_session(benchmark::State& state, int kind, paths taken = paths::all)
       const bool timed = i < 64 || i + 64 >= feeds;
       const auto f0 = timed ? clock_type::now() : clock_type::time_point{};
       const std::string_view chunk = std::string_view(text).substr(k, kChunk);
-      std::size_t got = 0;
-      if (taken == paths::all) {
-        auto fed = s.feed_view(chunk);
-        if (!fed) {
-          state.SkipWithError(fed.error().to_string().c_str());
-          return;
-        }
-        got = fed->size();
-      } else if (auto fed = s.feed_into(out, chunk); !fed) {
+      auto fed = s.feed(chunk);
+      if (!fed) {
         state.SkipWithError(fed.error().to_string().c_str());
         return;
-      } else {
-        got = out.size();
       }
       if (timed) feed_ns.push_back(seconds(clock_type::now() - f0) * 1e9);
-      deltas += got;
+      deltas += fed->size();
     }
     auto fin = s.finish();
     if (!fin) {

@@ -1,6 +1,6 @@
 // Streaming cost over the whole template corpus: every template in ../shared/templates
 // (CHATPEG_SHARED overrides) × {no tools, one tool offered, reasoning on}, 64 KB of model text
-// in 4-byte chunks through a fresh stream::session (feed_view, as the gateway feeds), then
+// in 4-byte chunks through a fresh stream::session (feed, as the gateway feeds), then
 // finish(). Per pair: ns per feed (all feeds and finish, thread CPU time, the best of the
 // iterations), the average of the first and of the last 64 feeds (timed one by one) and their
 // ratio. Counters: pairs, worst_feed_ns and worst_last_x_first over all pairs (budget: ≤
@@ -134,7 +134,7 @@ void run_once(const pair_case& c, pair_result& best) {
     const std::string_view chunk = std::string_view(c.output).substr(i * kChunk, kChunk);
     const bool timed = i < 64 || i + 64 >= feeds;
     const auto f0 = timed ? clock::now() : clock::time_point{};
-    auto r = s.feed_view(chunk);
+    auto r = s.feed(chunk);
     if (timed) {
       const double ns = std::chrono::duration<double, std::nano>(clock::now() - f0).count();
       (i < 64 ? first : last) += ns;

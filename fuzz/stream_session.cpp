@@ -9,8 +9,7 @@
 // fragments, headers come in index order, names and ids are sent once; after every feed
 // current() is the concatenation of the deltas; after finish the concatenation equals the
 // final message and every final arguments text is a JSON object; the chunked stream, the
-// one-chunk stream and stream::parse agree: all succeed with the same message, or all fail; the
-// chunked stream through feed_view (its message looked at only after finish) is feed()'s.
+// one-chunk stream and stream::parse agree: all succeed with the same message, or all fail.
 // CHATPEG_FUZZ_KNOWN="text|text" tolerates internal errors whose message contains one of the
 // texts (a known, reported bug), skipping the agreement checks for that input, so that a long
 // run can look past it.
@@ -195,11 +194,10 @@ bool check_error(const base::error& e) {
   return false;
 }
 
-// Streams the output in the given chunk sizes (none: one chunk). Through feed() the message is
-// compared with the deltas after every chunk; through feed_view (`views`) it is looked at only
-// after finish, which must then give the final message.
+// Streams the output in the given chunk sizes (none: one chunk); current() is compared with the
+// deltas after every chunk.
 outcome run(const chat::prepared& p, std::string_view output, const std::vector<std::size_t>& sizes,
-            bool hit_limit, bool views = false) {
+            bool hit_limit) {
   int next_id = 0;
   stream::session s(p, {.id_generator = [&] { return "call_fz" + std::to_string(next_id++); }});
   assembler all;
@@ -207,7 +205,7 @@ outcome run(const chat::prepared& p, std::string_view output, const std::vector<
   const auto failed = [&](const base::error& e) {
     out.known = check_error(e);
     out.error = e;
-    out.message = views ? s.current() : all.message;
+    out.message = all.message;
     return out;
   };
   std::size_t at = 0;
@@ -215,15 +213,9 @@ outcome run(const chat::prepared& p, std::string_view output, const std::vector<
     const std::size_t n = sizes.empty() ? output.size() : sizes[i % sizes.size()];
     const std::string_view chunk = output.substr(at, n);
     at += chunk.size();
-    if (views) {
-      auto r = s.feed_view(chunk);
-      if (!r) return failed(r.error());
-      for (const auto& v : *r) all.add(v.to_delta());
-      continue;
-    }
     auto r = s.feed(chunk);
     if (!r) return failed(r.error());
-    for (const auto& d : *r) all.add(d);
+    for (const auto& v : *r) all.add(v.to_delta());
     FUZZ_CHECK(same_message(s.current(), all.message, true),
                "current() after %zu bytes is not the deltas so far:\n%s\nvs\n%s", at,
                describe(s.current()).c_str(), describe(all.message).c_str());
@@ -265,17 +257,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_NO_THROW_BEGIN
   const auto chunked = run(p, output, sizes, hit_limit);
   const auto whole = run(p, output, {}, hit_limit);
-  const auto viewed = run(p, output, sizes, hit_limit, /*views=*/true);
-  if (chunked.known || whole.known || viewed.known) return 0;
-  // feed_view gives feed()'s stream: the same success and the same final message.
-  FUZZ_CHECK(viewed.ok == chunked.ok, "feed_view %s but feed() %s: %s",
-             viewed.ok ? "succeeds" : "fails", chunked.ok ? "succeeds" : "fails",
-             (viewed.ok ? chunked.error : viewed.error).to_string().c_str());
-  if (viewed.ok) {
-    FUZZ_CHECK(same_message(viewed.message, chunked.message, true),
-               "feed_view and feed() disagree:\n%s\nvs\n%s", describe(viewed.message).c_str(),
-               describe(chunked.message).c_str());
-  }
+  if (chunked.known || whole.known) return 0;
   if (!chunked.ok && whole.ok && announced_call_broke(chunked)) return 0;
   FUZZ_CHECK(chunked.ok == whole.ok, "chunked stream %s but one-chunk stream %s: %s",
              chunked.ok ? "succeeds" : "fails", whole.ok ? "succeeds" : "fails",

@@ -69,7 +69,7 @@ json response_stream::feed(std::string_view text, std::span<const std::int32_t> 
                   "token_ids");
     }
   }
-  return deltas_json(detail::take(impl_->reader->feed_view(text, tokens)));
+  return deltas_json(detail::take(impl_->reader->feed(text, tokens)));
 }
 
 stream_result response_stream::finish(bool hit_token_limit) {

@@ -50,7 +50,7 @@ inline void print_finish(const stream::finish_result& done) {
 // print_finish. An output error ends it with exit 1.
 inline int print_stream(stream::reader& r, std::string_view output, std::size_t chunk) {
   int code = feed_in_chunks(output, chunk, [&r](std::string_view piece) {
-    auto deltas = r.feed_view(piece);
+    auto deltas = r.feed(piece);
     if (!deltas) return fail_on_output(std::move(deltas).error());
     for (const auto& d : *deltas) print_line(d.to_json());
     return exit_ok;

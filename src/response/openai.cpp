@@ -53,11 +53,25 @@ base::result<std::vector<chat::tool_call>> calls_of(const json::value& v, const 
 
 }  // namespace
 
-openai_field openai_field_for(std::string_view key) {
-  if (key == "content") return openai_field::content;
-  if (key == "thinking" || key == "reasoning" || key == "reasoning_content") {
-    return openai_field::reasoning_content;
+std::optional<stream::channel> channel_for(std::string_view key) {
+  struct text_key {
+    std::string_view key;
+    stream::channel channel;
+  };
+  static constexpr text_key kTextKeys[] = {
+      {"content", stream::channel::content},
+      {"thinking", stream::channel::reasoning},
+      {"reasoning", stream::channel::reasoning},
+      {"reasoning_content", stream::channel::reasoning},
+  };
+  for (const auto& k : kTextKeys) {
+    if (k.key == key) return k.channel;
   }
+  return std::nullopt;
+}
+
+openai_field openai_field_for(std::string_view key) {
+  if (channel_for(key)) return openai_field::text;
   if (key == "tool_calls") return openai_field::tool_calls;
   return openai_field::none;
 }
@@ -71,11 +85,8 @@ base::result<chat::message> to_message(const json::value& dict) {
   if (dict.contains("role") && dict["role"].is_string()) m.role = dict["role"].get<std::string>();
   for (auto it = dict.begin(); it != dict.end(); ++it) {
     switch (openai_field_for(it.key())) {
-      case openai_field::content:
-        m.content = text_of(it.value());
-        break;
-      case openai_field::reasoning_content:
-        m.reasoning_content = text_of(it.value());
+      case openai_field::text:
+        stream::text_of(m, *channel_for(it.key())) = text_of(it.value());
         break;
       case openai_field::tool_calls: {
         auto calls = calls_of(it.value(), json::path_key("$", it.key()));
@@ -109,10 +120,10 @@ struct delta_stream::impl {
   parser p;
   std::function<std::string()> ids;
   chat::message current;
-  text_lane content, reasoning;
+  std::array<text_lane, stream::kChannels> lanes;
   std::vector<std::size_t> matches;    // per field: matches opened so far
   std::vector<stream::delta> initial;  // what the prefix decided: out with the first deltas
-  // feed_view's deltas and their views.
+  // The last feed's deltas and their views.
   std::vector<stream::delta> view_out;
   std::vector<stream::delta_view> views;
   std::vector<stream::tool_call_delta_view> call_views;
@@ -140,28 +151,24 @@ struct delta_stream::impl {
     return nullptr;
   }
 
-  // A text field of content or reasoning whose final value is its text, stripped or not.
+  // A text field of a channel whose final value is its text, stripped or not.
   bool streams(const detail::field_spec& f) const {
-    const auto target = openai_field_for(f.key);
-    return (target == openai_field::content || target == openai_field::reasoning_content) &&
-           f.content.kind == detail::content_kind::text && !f.transform && (!f.repeats || f.join);
+    return channel_for(f.key) && f.content.kind == detail::content_kind::text && !f.transform &&
+           (!f.repeats || f.join);
   }
 
-  text_lane& lane_for(openai_field target) {
-    return target == openai_field::content ? content : reasoning;
-  }
+  text_lane& lane_for(stream::channel c) { return lanes[stream::index_of(c)]; }
 
-  void send_text(openai_field target, std::string_view text, stream::delta& d) {
+  void send_text(stream::channel c, std::string_view text, stream::delta& d) {
     if (text.empty()) return;
-    std::optional<std::string>& slot =
-        target == openai_field::content ? current.content : current.reasoning_content;
+    std::optional<std::string>& slot = stream::text_of(current, c);
     if (!slot) slot.emplace();
     slot->append(text);
-    (target == openai_field::content ? d.content : d.reasoning_content).append(text);
+    d.text(c).append(text);
   }
 
   void chunk(const detail::field_spec& f, std::string_view text, stream::delta& d) {
-    const auto target = openai_field_for(f.key);
+    const stream::channel target = *channel_for(f.key);
     text_lane& lane = lane_for(target);
     const bool strip = f.content.strip;
     if (strip && !lane.started) {
@@ -186,7 +193,7 @@ struct delta_stream::impl {
     const std::size_t index = static_cast<std::size_t>(f - t->compiled().fields.data());
     stream::delta d;
     if (e.kind == event_kind::region_open && streams(*f)) {
-      text_lane& lane = lane_for(openai_field_for(f->key));
+      text_lane& lane = lane_for(*channel_for(f->key));
       if (lane.started && f->content.strip) lane.pending.clear();  // the last match's end
       if (matches[index] > 0 && f->join) {
         lane.owed = *f->join;
@@ -222,18 +229,14 @@ struct delta_stream::impl {
 
   // What the final message has beyond what was sent: text suffixes and calls not sent yet.
   void catch_up(chat::message& final_message, stream::delta& d) {
-    for (auto target : {openai_field::content, openai_field::reasoning_content}) {
-      const auto& want =
-          target == openai_field::content ? final_message.content : final_message.reasoning_content;
-      const auto& have =
-          target == openai_field::content ? current.content : current.reasoning_content;
+    for (const stream::channel c : stream::kAllChannels) {
+      const auto& want = stream::text_of(final_message, c);
+      auto& have = stream::text_of(current, c);
       if (!want) continue;
       const std::string sent = have.value_or("");
       if (want->compare(0, sent.size(), sent) == 0) {
-        send_text(target, std::string_view(*want).substr(sent.size()), d);
-        if (!(target == openai_field::content ? current.content : current.reasoning_content)) {
-          (target == openai_field::content ? current.content : current.reasoning_content).emplace();
-        }
+        send_text(c, std::string_view(*want).substr(sent.size()), d);
+        if (!have) have.emplace();
       }
     }
     for (std::size_t i = 0; i < final_message.tool_calls.size(); ++i) {
@@ -259,17 +262,11 @@ delta_stream::~delta_stream() = default;
 delta_stream::delta_stream(delta_stream&&) noexcept = default;
 delta_stream& delta_stream::operator=(delta_stream&&) noexcept = default;
 
-base::result<std::vector<stream::delta>> delta_stream::feed(std::string_view chunk) {
+base::result<std::span<const stream::delta_view>> delta_stream::feed(
+    std::string_view chunk, std::span<const std::int32_t>) {
   auto events = impl_->p.feed(chunk);
   if (!events) return std::move(events).error();
-  return impl_->with_initial(impl_->convert(*events));
-}
-
-base::result<std::span<const stream::delta_view>> delta_stream::feed_view(
-    std::string_view chunk, std::span<const std::int32_t>) {
-  auto deltas = feed(chunk);
-  if (!deltas) return std::move(deltas).error();
-  impl_->view_out = std::move(*deltas);
+  impl_->view_out = impl_->with_initial(impl_->convert(*events));
   stream::views_of(impl_->view_out, impl_->views, impl_->call_views);
   return std::span<const stream::delta_view>(impl_->views);
 }

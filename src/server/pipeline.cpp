@@ -1,5 +1,5 @@
 // The adapter between the gateway and the chat/stream layers (see pipeline.h): a response
-// is read by a stream::reader (feed_view → OpenAI deltas as views; finish → final message and
+// is read by a stream::reader (feed → OpenAI deltas as views; finish → final message and
 // reason): a stream::session, or with a response template a response::delta_stream over the
 // rendered prompt. Output that stops matching the parser switches the response to fallback:
 // everything the parser has not wholly sent is delivered as content and the response still
@@ -97,7 +97,7 @@ class reader_stream final : public response_stream {
     const std::size_t before = fallback_.size();
     fallback_.append(chunk);
     if (!fallback_.active()) {
-      auto r = reader_->feed_view(chunk, tokens);
+      auto r = reader_->feed(chunk, tokens);
       if (r) return *r;
       fallback_.start(r.error(), reader_->unsent_from(), before);
     }

@@ -61,8 +61,7 @@ void collect(const peg::grammar& g, peg::node_id id, peg::tag text, int depth,
   } else if (const auto* s = std::get_if<peg::nodes::sequence>(&n)) {
     for (const auto c : s->children) collect(g, c, text, depth + 1, out);
   } else if (const auto* t = std::get_if<peg::nodes::tagged>(&n)) {
-    const bool is_text = t->tag == peg::tag::content || t->tag == peg::tag::reasoning;
-    collect(g, t->child, is_text ? t->tag : peg::tag::none, depth + 1, out);
+    collect(g, t->child, is_text(t->tag) ? t->tag : peg::tag::none, depth + 1, out);
   } else if (const auto* r = std::get_if<peg::nodes::repetition>(&n)) {
     if (r->max <= 1) collect(g, r->child, text, depth + 1, out);
   } else if (const auto* a = std::get_if<peg::nodes::atomic>(&n)) {
@@ -223,7 +222,7 @@ bool ambiguity::viable(const alt_reading& a, const peg::grammar& g, std::string_
 
 ambiguity::hold ambiguity::update(const alt_readings& alts, const peg::grammar& g,
                                   const peg::ast& t, std::string_view input,
-                                  std::size_t content_size, std::size_t reasoning_size) {
+                                  const std::array<std::size_t, kChannels>& text_sizes) {
   hold out;
   if (alts.empty()) return out;
   // The deepest partial node: the text node the input ends in, if any.
@@ -236,9 +235,7 @@ ambiguity::hold ambiguity::update(const alt_readings& alts, const peg::grammar& 
     }
   }
   const std::vector<alt_reading>* readings =
-      open && (open->tag == peg::tag::content || open->tag == peg::tag::reasoning)
-          ? alts.for_owner(open->origin)
-          : nullptr;
+      open && is_text(open->tag) ? alts.for_owner(open->origin) : nullptr;
   if (!readings) {
     clear();
     return out;
@@ -253,8 +250,8 @@ ambiguity::hold ambiguity::update(const alt_readings& alts, const peg::grammar& 
       for (const auto& s : a.stops) longest_ = std::max(longest_, s.size());
     }
   }
-  out.content = open->tag == peg::tag::content;
-  const std::size_t text_size = out.content ? content_size : reasoning_size;
+  out.text = *channel_of(open->tag);
+  const std::size_t text_size = text_sizes[index_of(out.text)];
   const std::size_t end = std::min<std::size_t>(open->end, input.size());
   if (resolved_) return out;
 

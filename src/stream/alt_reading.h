@@ -25,6 +25,7 @@
 #include "chatpeg/base/utf8.h"
 #include "chatpeg/peg/grammar.h"
 #include "chatpeg/peg/matcher.h"
+#include "stream/channels.h"
 
 namespace chatpeg::stream::detail {
 
@@ -67,15 +68,17 @@ class alt_readings {
 class ambiguity {
  public:
   // The hold for the open text node of `t` (a lenient match of `input`): text bytes at the
-  // end of the fold's content (is_content) or reasoning that must not be sent yet. `text_size`
-  // is the size of that fold text now. Runs the later reading's continuation on its own
-  // matcher, amortized: again only after a quarter of the ambiguous bytes more.
+  // end of the fold's text of that node's channel that must not be sent yet. `text_sizes` are
+  // the sizes of the fold's texts now, per channel. Runs the later reading's continuation on
+  // its own matcher, amortized: again only after a quarter of the ambiguous bytes more.
   struct hold {
-    bool content = false;
+    channel text = channel::content;
     std::size_t bytes = 0;
+    // Bytes held of channel c.
+    std::size_t of(channel c) const { return c == text ? bytes : 0; }
   };
   hold update(const alt_readings& alts, const peg::grammar& g, const peg::ast& t,
-              std::string_view input, std::size_t content_size, std::size_t reasoning_size);
+              std::string_view input, const std::array<std::size_t, kChannels>& text_sizes);
   void clear();
   std::size_t checks() const { return checks_; }
   // The matcher work of the continuation checks since clear() (peg::match_result's counters).

@@ -1,5 +1,6 @@
-// The OpenAI delta types of stream::session (session.h): their JSON form (one template for the
-// owning delta and the view, so both serialize alike), finish reason names and call ids.
+// The OpenAI delta types of stream::reader (reader.h): their JSON form (one template for the
+// owning delta and the view, so both serialize alike), the copying feed, finish reason names
+// and call ids.
 #include <random>
 
 #include "chatpeg/stream/session.h"
@@ -17,8 +18,11 @@ std::string_view text_of(const Text& t) {
 template <typename D>
 json::value delta_json(const D& d) {
   json::value out = json::value::object();
-  if (!d.reasoning_content.empty()) out["reasoning_content"] = text_of(d.reasoning_content);
-  if (!d.content.empty()) out["content"] = text_of(d.content);
+  for (const auto& c : kChannelTable) {
+    if (const std::string_view t = text_of(d.text(c.id)); !t.empty()) {
+      out[std::string(c.json_name)] = t;
+    }
+  }
   if (!d.tool_calls.empty()) {
     json::value calls = json::value::array();
     for (const auto& c : d.tool_calls) {
@@ -48,6 +52,30 @@ std::string generate_call_id() {
   return id;
 }
 
+bool delta::empty() const {
+  for (const channel c : kAllChannels) {
+    if (!text(c).empty()) return false;
+  }
+  return tool_calls.empty();
+}
+
+bool delta_view::empty() const {
+  for (const channel c : kAllChannels) {
+    if (!text(c).empty()) return false;
+  }
+  return tool_calls.empty();
+}
+
+base::result<std::vector<delta>> reader::feed_copy(std::string_view chunk,
+                                                   std::span<const std::int32_t> tokens) {
+  auto views = feed(chunk, tokens);
+  if (!views) return std::move(views).error();
+  std::vector<delta> out;
+  out.reserve(views->size());
+  for (const auto& v : *views) out.push_back(v.to_delta());
+  return out;
+}
+
 json::value delta::to_json() const {
   return delta_json(*this);
 }
@@ -58,8 +86,7 @@ json::value delta_view::to_json() const {
 
 delta delta_view::to_delta() const {
   delta out;
-  out.content.assign(content);
-  out.reasoning_content.assign(reasoning_content);
+  for (const channel c : kAllChannels) out.text(c).assign(text(c));
   out.tool_calls.reserve(tool_calls.size());
   for (const auto& c : tool_calls) {
     tool_call_delta t;
@@ -98,10 +125,9 @@ void views_of(const std::vector<delta>& deltas, std::vector<delta_view>& views,
   }
   std::size_t k = 0;  // calls is complete: spans into it stay valid
   for (const auto& d : deltas) {
-    views.push_back({.content = d.content,
-                     .reasoning_content = d.reasoning_content,
-                     .tool_calls = std::span<const tool_call_delta_view>(calls.data() + k,
-                                                                         d.tool_calls.size())});
+    delta_view& v = views.emplace_back();
+    for (const auto& c : kChannelTable) v.*c.in_view = d.*c.in_delta;
+    v.tool_calls = std::span<const tool_call_delta_view>(calls.data() + k, d.tool_calls.size());
     k += d.tool_calls.size();
   }
 }

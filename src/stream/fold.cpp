@@ -48,8 +48,7 @@ void fold::clear() {
   calls_.clear();
   open_nodes_.clear();
   records_.clear();
-  content_.clear();
-  reasoning_.clear();
+  for (auto& t : texts_) t.clear();
   text_depth_ = 0;
   error_.reset();
   diverged_ = false;
@@ -202,7 +201,7 @@ void fold::enter(std::uint32_t index) {
     case peg::tag::content:
       if (text_depth_++ == 0) {
         r.counted = true;
-        (n.tag == peg::tag::content ? content_ : reasoning_) += new_text(n, r);
+        text_for(n.tag) += new_text(n, r);
       }
       return;
     case peg::tag::tool:
@@ -270,7 +269,7 @@ void fold::grow(std::uint32_t index) {
   switch (n.tag) {
     case peg::tag::reasoning:
     case peg::tag::content:
-      if (r.counted) (n.tag == peg::tag::content ? content_ : reasoning_) += new_text(n, r);
+      if (r.counted) text_for(n.tag) += new_text(n, r);
       return;
     case peg::tag::tool_arg_string_value:
       if (!r.string_value) return;
@@ -383,7 +382,7 @@ void fold::enter_value(std::uint32_t index) {
 
 void fold::leave(std::uint32_t index) {
   const peg::ast_node& n = tree_->nodes()[index];
-  if (n.tag == peg::tag::reasoning || n.tag == peg::tag::content) {
+  if (is_text(n.tag)) {
     --text_depth_;
     return;
   }
@@ -463,12 +462,10 @@ chat::message fold::take_message() {
   for (auto& c : calls_) {
     if (c.named) msg.tool_calls.push_back(std::move(c.call));
   }
-  if (!reasoning_.empty()) msg.reasoning_content = std::move(reasoning_);
-  if (!content_.empty()) {
-    msg.content = std::move(content_);
-  } else if (msg.tool_calls.empty()) {
-    msg.content = std::string();
+  for (const channel c : kAllChannels) {
+    if (std::string& t = texts_[index_of(c)]; !t.empty()) text_of(msg, c) = std::move(t);
   }
+  if (!msg.content && msg.tool_calls.empty()) msg.content = std::string();  // never null alone
   return msg;
 }
 
@@ -544,7 +541,7 @@ bool fold::append_text(const peg::ast& t, std::uint32_t index, std::string_view 
   node_record& r = records_[index];
   const peg::ast_node& n = tree_->nodes()[index];
   if (!r.counted || r.consumed + bytes.size() != n.end) return false;
-  (n.tag == peg::tag::content ? content_ : reasoning_).append(bytes);
+  text_for(n.tag).append(bytes);
   r.consumed = n.end;
   return true;
 }

@@ -15,6 +15,7 @@
 // the caller folds the whole AST again with a fresh fold.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -24,6 +25,7 @@
 #include "chatpeg/base/result.h"
 #include "chatpeg/chat/message.h"
 #include "chatpeg/peg/matcher.h"
+#include "stream/channels.h"
 #include "stream/mapper.h"
 #include "stream/value_converter.h"
 
@@ -112,8 +114,7 @@ class fold {
     return index < records_.size() && records_[index].counted;
   }
 
-  const std::string& content() const { return content_; }
-  const std::string& reasoning() const { return reasoning_; }
+  const std::string& text(channel c) const { return texts_[index_of(c)]; }
   const std::vector<call_state>& calls() const { return calls_; }
 
  private:
@@ -138,6 +139,8 @@ class fold {
   // input is held back) and advances consumed. A view into the input when the text is valid
   // (the usual case: no copy), else into a repaired copy valid until the next call.
   std::string_view new_text(const peg::ast_node& n, node_record& r);
+  // The text a counted text node of that tag appends to.
+  std::string& text_for(peg::tag t) { return texts_[index_of(*channel_of(t))]; }
 
   call_state* current();
   call_state& start_call(std::uint32_t owner);
@@ -153,10 +156,9 @@ class fold {
   std::vector<call_state> calls_;
   std::vector<std::uint32_t> open_nodes_;  // ancestors of the node being visited
   std::vector<node_record> records_;
-  std::string content_;
-  std::string reasoning_;
-  std::string repaired_;          // new_text's repaired copy of invalid UTF-8
-  std::uint32_t text_depth_ = 0;  // nesting of reasoning/content nodes
+  std::array<std::string, kChannels> texts_;  // per channel
+  std::string repaired_;                      // new_text's repaired copy of invalid UTF-8
+  std::uint32_t text_depth_ = 0;              // nesting of reasoning/content nodes
   std::optional<base::error> error_;
   bool diverged_ = false;
   bool repaired_any_ = false;  // new_text repaired invalid UTF-8 since clear()

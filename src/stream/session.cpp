@@ -13,9 +13,8 @@
 // match ended in; deferred waits while a large AST has few new bytes. finish()
 // (session_finish.cpp) completes the fold with the complete match, or runs the one-shot parse
 // code on the whole output where the fold cannot vouch for the result (the final message is
-// exactly stream::parse's either way), and sends what is still missing. feed, feed_into and
-// feed_view are one feed; they differ only in where the deltas go. The state both files share,
-// in named parts, is session_state.h.
+// exactly stream::parse's either way), and sends what is still missing. The state both files
+// share, in named parts, is session_state.h.
 #include "chatpeg/stream/session.h"
 
 #include "stream/session_state.h"
@@ -76,23 +75,17 @@ void session::state::received_input::decide_markers(const detail::special_marker
 
 void session::state::sent_record::reset() {
   message = chat::message{};
-  content = 0;
-  reasoning = 0;
-  args.clear();
   call_of.clear();
   starts.clear();
   held_text = 0;
   settled = 0;
   settled_named = 0;
   plain = 0;
-  final_pending = false;
-  final_hit_limit = false;
 }
 
 void session::state::sent_record::add_call(chat::tool_call header, std::size_t start) {
   message.tool_calls.push_back(std::move(header));
   starts.push_back(start);
-  args.push_back(0);
   call_of.push_back(0);
 }
 
@@ -126,12 +119,9 @@ void session::state::no_parser_feed(std::vector<delta>& out) {
   raw.remove_suffix(detail::utf8_hold::tail(raw));
   if (raw.empty()) return;
   sent.plain += raw.size();
-  delta d;
+  delta& d = out.emplace_back();
   d.content = base::sanitize_utf8(raw);
-  if (!sent.message.content) sent.message.content.emplace();
-  sent.message.content->append(d.content);
-  sent.content += d.content.size();
-  out.push_back(std::move(d));
+  sent.append(channel::content, d.content);
 }
 
 std::string session::state::new_id() {
@@ -139,17 +129,15 @@ std::string session::state::new_id() {
   return id.empty() ? generate_call_id() : id;
 }
 
-// Text suffix of `now` beyond the n bytes sent; false when `now` does not extend them (the
-// bytes of `cache`, a prefix of them, are compared when full_check). With hold_back, a tail
-// that may be the start of a marker is not included yet, nor the last `also_held` bytes
-// (text a later reading of the grammar may still take).
-bool session::state::suffix(const std::string& now, std::size_t n,
-                            const std::optional<std::string>& cache, bool full_check,
+// Text suffix of `now` beyond `sent`; false when `now` does not extend it (only its size is
+// compared unless full_check). With hold_back, a tail that may be the start of a marker is not
+// included yet, nor the last `also_held` bytes (text a later reading of the grammar may still
+// take).
+bool session::state::suffix(const std::string& now, const std::string& sent, bool full_check,
                             std::string& out, bool hold_back, std::size_t also_held) const {
+  const std::size_t n = sent.size();
   if (now.size() < n) return false;
-  if (full_check && cache && !cache->empty() && now.compare(0, cache->size(), *cache) != 0) {
-    return false;
-  }
+  if (full_check && now.compare(0, n, sent) != 0) return false;
   if (now.size() == n) {  // nothing new (the usual case for the text not being written)
     out.clear();
     return true;
@@ -170,15 +158,11 @@ base::status session::state::diff_fold(const detail::fold& f, bool full_check,
   delta text;
   // The fold may hold text that a held-back marker prefix kept from being sent: only the
   // sent part must be a prefix.
-  const std::size_t held_reasoning = match.alt_hold.content ? 0 : match.alt_hold.bytes;
-  const std::size_t held_content = match.alt_hold.content ? match.alt_hold.bytes : 0;
-  if (!suffix(f.reasoning(), sent.reasoning, sent.message.reasoning_content, full_check,
-              text.reasoning_content, true, held_reasoning)) {
-    return retraction("reasoning");
-  }
-  if (!suffix(f.content(), sent.content, sent.message.content, full_check, text.content, true,
-              held_content)) {
-    return retraction("content");
+  for (const auto& c : kChannelTable) {
+    if (!suffix(f.text(c.id), sent.text(c.id), full_check, text.*c.in_delta, true,
+                match.alt_hold.of(c.id))) {
+      return retraction(std::string(c.json_name));
+    }
   }
   const auto& calls = f.calls();
   std::size_t first = full_check ? 0 : sent.settled;
@@ -196,7 +180,7 @@ base::status session::state::diff_fold(const detail::fold& f, bool full_check,
           call_start(tree, c) != sent.starts[k]) {
         return broken_call(k, unsent_from(), output().size());
       }
-      if (c.call.arguments.size() < sent.args[k] ||
+      if (c.call.arguments.size() < s.arguments.size() ||
           (full_check && !starts_with(c.call.arguments, s.arguments))) {
         return retraction("arguments of call " + std::to_string(k));
       }
@@ -211,17 +195,10 @@ base::status session::state::diff_fold(const detail::fold& f, bool full_check,
   }
 
   // Apply.
-  sent.reasoning += text.reasoning_content.size();
-  sent.content += text.content.size();
-  if (!text.reasoning_content.empty()) {
-    delta d;
-    d.reasoning_content = std::move(text.reasoning_content);
-    out.push_back(std::move(d));
-  }
-  if (!text.content.empty()) {
-    delta d;
-    d.content = std::move(text.content);
-    out.push_back(std::move(d));
+  for (const channel c : kAllChannels) {
+    if (text.text(c).empty()) continue;
+    sent.append(c, text.text(c));
+    out.emplace_back().text(c) = std::move(text.text(c));
   }
   for (const auto& [index, c] : match.touched) {
     if (index == sent.message.tool_calls.size()) {
@@ -234,12 +211,12 @@ base::status session::state::diff_fold(const detail::fold& f, bool full_check,
       sent.add_call(std::move(header), call_start(tree, *c));
     }
     sent.call_of[index] = static_cast<std::size_t>(c - calls.data());
-    std::size_t& args = sent.args[index];
-    if (c->call.arguments.size() > args) {
+    std::string& sent_args = sent.message.tool_calls[index].arguments;
+    if (c->call.arguments.size() > sent_args.size()) {
       tool_call_delta& t = argument_delta(out);
       t.index = index;
-      t.arguments.assign(c->call.arguments, args);
-      args = c->call.arguments.size();
+      t.arguments.assign(c->call.arguments, sent_args.size());
+      sent_args.append(t.arguments);
     }
   }
   // Calls that are closed and wholly sent need no more looks.
@@ -251,7 +228,7 @@ base::status session::state::diff_fold(const detail::fold& f, bool full_check,
     const auto& c = calls[sent.settled];
     if (c.named) {
       if (sent.settled_named >= sent.message.tool_calls.size() ||
-          sent.args[sent.settled_named] != c.call.arguments.size()) {
+          sent.arguments(sent.settled_named).size() != c.call.arguments.size()) {
         break;
       }
       ++sent.settled_named;
@@ -270,9 +247,9 @@ base::error session::state::match_error(base::error e) const {
   return e;
 }
 
-// A new delta at the end of out holding one argument fragment (empty). Deltas of this shape
-// that the caller handed back (feed_into reuses its vector) are recycled with their buffers,
-// so a streamed argument allocates nothing per feed.
+// A new delta at the end of out holding one argument fragment (empty). The last feed's deltas
+// of this shape are recycled with their buffers, so a streamed argument allocates nothing per
+// feed.
 tool_call_delta& session::state::argument_delta(std::vector<delta>& out) {
   if (recycled.empty()) {
     out.emplace_back();
@@ -327,8 +304,10 @@ session::state::feed_path session::state::pick_path(extension_plan& plan) const 
 base::status session::state::feed(std::string_view chunk, std::span<const std::int32_t> ids,
                                   std::vector<delta>& out) {
   for (auto& d : out) {
-    if (d.tool_calls.size() == 1 && d.content.empty() && d.reasoning_content.empty() &&
-        recycled.size() < 16) {
+    const bool only_a_call =
+        d.tool_calls.size() == 1 && std::all_of(kAllChannels.begin(), kAllChannels.end(),
+                                                [&](channel c) { return d.text(c).empty(); });
+    if (only_a_call && recycled.size() < 16) {
       recycled.push_back(std::move(d));
     }
   }
@@ -409,7 +388,6 @@ base::status session::state::match_feed(std::vector<delta>& out) {
       }
       return base::make_error(base::errc::internal_error, "the fold diverged from itself");
     }
-    materialize();  // what was sent, from the fold that holds it, before it is replaced
     std::swap(match.fold, match.spare);
     full_check = true;
   }
@@ -434,7 +412,7 @@ void session::state::find_span() {
   for (const std::uint32_t i : match.span.chain) {
     const peg::tag t = nodes[i].tag;
     if (t == peg::tag::none) continue;
-    if (t != peg::tag::content && t != peg::tag::reasoning) {
+    if (!detail::is_text(t)) {
       match.span_text = peg::no_ast;
       return;
     }
@@ -448,9 +426,9 @@ void session::state::find_span() {
 // The text held back for a later reading (alt_reading.h) of the open text node of t.
 void session::state::update_alt_hold(const peg::ast& t) {
   if (!alts || alts->empty()) return;
-  match.alt_hold =
-      match.ambiguous.update(*alts, *prepared->parser, t, in.match_input(),
-                             match.fold.content().size(), match.fold.reasoning().size());
+  std::array<std::size_t, kChannels> sizes{};
+  for (const channel c : kAllChannels) sizes[index_of(c)] = match.fold.text(c).size();
+  match.alt_hold = match.ambiguous.update(*alts, *prepared->parser, t, in.match_input(), sizes);
 }
 
 // The input after the span (held bytes, then the chunk) only extends the open span
@@ -477,31 +455,25 @@ bool session::state::only_extends_span(std::string_view text, std::size_t back, 
 // (the suffix rule of diff_fold, for one text). False when the node does not qualify.
 bool session::state::append_open_text(std::string_view chunk, chunk_kind kind,
                                       std::vector<delta>& out) {
-  const bool is_content = match.last.ast.nodes()[match.span_text].tag == peg::tag::content;
-  std::size_t& sent_text = is_content ? sent.content : sent.reasoning;
-  // Held text of the other kind stays with diff_fold.
-  if (sent.held_text != 0 && (is_content ? match.fold.reasoning().size() - sent.reasoning
-                                         : match.fold.content().size() - sent.content) != 0) {
-    return false;
-  }
+  const channel ch = *detail::channel_of(match.last.ast.nodes()[match.span_text].tag);
+  // Held text of another channel stays with diff_fold.
+  if (sent.held_text != match.fold.text(ch).size() - sent.text(ch).size()) return false;
   if (!match.fold.append_text(match.last.ast, match.span_text, chunk)) return false;
   if (chunk.empty()) return true;           // only held delimiter bytes came
   if (!kind.stop && sent.held_text == 0) {  // nothing held before, nothing to hold now
-    sent_text += chunk.size();
-    out.emplace_back();
-    (is_content ? out.back().content : out.back().reasoning_content).assign(chunk);
+    sent.append(ch, chunk);
+    out.emplace_back().text(ch).assign(chunk);
     return true;
   }
   update_alt_hold(match.last.ast);
-  const std::string& text = is_content ? match.fold.content() : match.fold.reasoning();
-  const std::size_t also = match.alt_hold.content == is_content ? match.alt_hold.bytes : 0;
+  const std::string& text = match.fold.text(ch);
+  const std::size_t also = match.alt_hold.of(ch);
   const std::size_t end = text.size() - std::min(text.size(), std::max(markers->held(text), also));
-  const std::size_t from = sent_text;
+  const std::size_t from = sent.text(ch).size();
   if (end > from) {
-    out.emplace_back();
-    auto& d = is_content ? out.back().content : out.back().reasoning_content;
+    std::string& d = out.emplace_back().text(ch);
     d.assign(text, from, end - from);
-    sent_text = end;
+    sent.append(ch, d);
   }
   sent.update_held(match.fold);
   return true;
@@ -534,7 +506,7 @@ session::state::extension session::state::extend_span(std::string_view chunk, st
   return extension::done;
 }
 
-// feed_view: views of view.out.
+// feed: views of view.out.
 std::span<const delta_view> session::state::make_views() {
   views_of(view.out, view.views, view.call_views);
   return view.views;
@@ -562,23 +534,8 @@ session::~session() = default;
 session::session(session&& other) noexcept = default;
 session& session::operator=(session&& other) noexcept = default;
 
-base::result<std::vector<delta>> session::feed(std::string_view chunk,
-                                               std::span<const std::int32_t> tokens) {
-  std::vector<delta> out;
-  if (auto fed = feed_into(out, chunk, tokens); !fed) return std::move(fed).error();
-  return out;
-}
-
-base::status session::feed_into(std::vector<delta>& out, std::string_view chunk,
-                                std::span<const std::int32_t> tokens) {
-  state& st = *state_;
-  auto fed = st.feed(chunk, tokens, out);
-  st.counts.deltas += out.size();
-  return fed;
-}
-
-base::result<std::span<const delta_view>> session::feed_view(std::string_view chunk,
-                                                             std::span<const std::int32_t> tokens) {
+base::result<std::span<const delta_view>> session::feed(std::string_view chunk,
+                                                        std::span<const std::int32_t> tokens) {
   state& st = *state_;
   auto fed = st.feed(chunk, tokens, st.view.out);
   st.counts.deltas += st.view.out.size();
@@ -591,7 +548,7 @@ base::result<finish_result> session::finish(const finish_options& options) {
 }
 
 const chat::message& session::current() const {
-  return state_->message();
+  return state_->sent.message;
 }
 
 std::size_t session::unsent_from() const {
@@ -616,10 +573,10 @@ session_stats session::stats() const {
   out.deltas = st.counts.deltas;
   out.ast_nodes = st.match.last.ast.nodes().size();
   std::size_t bytes = st.in.input.size() + st.in.tokens.size() * sizeof(std::int32_t) +
-                      st.match.fold.content().size() + st.match.fold.reasoning().size() +
-                      st.match.last.ast.nodes().size() * sizeof(peg::ast_node) +
-                      state::size_of(st.sent.message.content) +
-                      state::size_of(st.sent.message.reasoning_content);
+                      st.match.last.ast.nodes().size() * sizeof(peg::ast_node);
+  for (const channel c : kAllChannels) {
+    bytes += st.match.fold.text(c).size() + st.sent.text(c).size();
+  }
   for (const auto& c : st.match.fold.calls()) bytes += c.call.arguments.size() + c.call.name.size();
   for (const auto& c : st.sent.message.tool_calls) bytes += c.arguments.size() + c.name.size();
   out.retained_bytes = bytes;

@@ -1,81 +1,17 @@
-// stream::session's end of a response and the message as sent: finish() completes
-// the streamed fold with the complete match (or parses the output again where the fold cannot
-// vouch for the result), sends what is still missing and gives the final message; sent texts
-// are kept as sizes into the fold's text and filled in (materialize) when the message is asked
-// for.
+// stream::session's end of a response: finish() completes the streamed fold with the complete
+// match (or parses the output again where the fold cannot vouch for the result), sends what is
+// still missing and gives the final message; unsent_from() tells a caller where the output
+// stops being represented in what was sent.
 #include "stream/session_state.h"
 
 namespace chatpeg::stream {
-
-// Fills `cache` up to the first n bytes of `source` (a text absent so far is made present).
-void session::state::fill(std::string& cache, const std::string& source, std::size_t n) {
-  if (cache.size() < n && source.size() >= n) cache.append(source, cache.size(), n - cache.size());
-}
-
-void session::state::fill(std::optional<std::string>& cache, const std::string& source,
-                          std::size_t n) {
-  if ((cache ? cache->size() : 0) >= n || source.size() < n) return;
-  fill(cache ? *cache : cache.emplace(), source, n);
-}
-
-// Brings the message's texts up to what was sent, from the fold that holds them.
-void session::state::sent_record::materialize(const detail::fold& f) {
-  fill(message.content, f.content(), content);
-  fill(message.reasoning_content, f.reasoning(), reasoning);
-  const auto& calls = f.calls();
-  for (std::size_t k = 0; k < message.tool_calls.size(); ++k) {
-    if (call_of[k] < calls.size())
-      fill(message.tool_calls[k].arguments, calls[call_of[k]].call.arguments, args[k]);
-  }
-}
-
-void session::state::materialize() {
-  if (!match.matcher || finished) return;  // no parser: kept as it goes; finished: final_pending
-  sent.materialize(match.fold);
-}
-
-bool session::state::sent_record::cache_complete() const {
-  if (size_of(message.content) != content || size_of(message.reasoning_content) != reasoning) {
-    return false;
-  }
-  for (std::size_t k = 0; k < message.tool_calls.size(); ++k) {
-    if (message.tool_calls[k].arguments.size() != args[k]) return false;
-  }
-  return true;
-}
-
-// current() after a finish() that did not copy the final message: the same parse of the
-// output again, with the ids that were sent.
-void session::state::rebuild_final() {
-  sent.final_pending = false;
-  auto parsed =
-      detail::parse_input(*prepared, *match.matcher,
-                          in.token_mode ? std::string_view(in.shadow) : std::string_view(in.input),
-                          {.allow_truncated = sent.final_hit_limit}, false, in.input);
-  if (!parsed) return;  // (cannot happen: finish() read the same output)
-  chat::message m = std::move(parsed->message);
-  for (std::size_t i = 0; i < m.tool_calls.size() && i < sent.message.tool_calls.size(); ++i) {
-    m.tool_calls[i].id = sent.message.tool_calls[i].id;
-  }
-  sent.message = std::move(m);
-}
-
-// The message as sent, for current(): every text filled in.
-const chat::message& session::state::message() {
-  if (sent.final_pending) {
-    rebuild_final();
-  } else {
-    materialize();
-  }
-  return sent.message;
-}
 
 // The output offset from which the output is not (wholly) in what was sent: the start of
 // the first call of the last good match that is not closed and wholly sent, else the end of
 // the matched part minus text held back (a marker prefix). Approximate where text was
 // escaped or where a call's header already went out; it never skips an unsent byte.
 std::size_t session::state::unsent_from() const {
-  if (!match.matcher) return std::min(output().size(), sent.content);
+  if (!match.matcher) return sent.plain;
   const auto& nodes = match.last.ast.nodes();
   std::size_t calls_seen = 0;
   std::size_t from = match.last.end > sent.held_text ? match.last.end - sent.held_text : 0;
@@ -143,75 +79,42 @@ base::result<finish_result> session::state::finish(const finish_options& options
   chat::message final_message = std::move(*parsed);
 
   // What is still to send: suffixes of what was sent (checked), then the new calls. The
-  // parse's message is checked against all that was sent. The completed fold's texts are the
-  // fold's own (moved): their first sent bytes are what was sent — only what `sent` has of
-  // them is compared — and should a check fail, `sent` is filled from them, since the fold
-  // that held the rest is used up.
-  static const std::string none;
-  const std::string& final_content = final_message.content ? *final_message.content : none;
-  const std::string& final_reasoning =
-      final_message.reasoning_content ? *final_message.reasoning_content : none;
-  if (!finish_folded) materialize();
-  const auto failed = [&](base::error e) {
-    if (finish_folded) {
-      fill(sent.message.content, final_content, sent.content);
-      fill(sent.message.reasoning_content, final_reasoning, sent.reasoning);
-      for (std::size_t i = 0;
-           i < sent.message.tool_calls.size() && i < final_message.tool_calls.size(); ++i) {
-        fill(sent.message.tool_calls[i].arguments, final_message.tool_calls[i].arguments,
-             sent.args[i]);
-      }
-    }
-    return e;
-  };
+  // parse's message is checked against all that was sent.
   delta text;
-  if (!suffix(final_reasoning, sent.reasoning, sent.message.reasoning_content, true,
-              text.reasoning_content)) {
-    return failed(retraction("reasoning, final parse"));
-  }
-  if (!suffix(final_content, sent.content, sent.message.content, true, text.content)) {
-    return failed(retraction("content, final parse"));
+  for (const auto& c : kChannelTable) {
+    static const std::string none;
+    const auto& final_text = text_of(final_message, c.id);
+    if (!suffix(final_text ? *final_text : none, sent.text(c.id), true, text.*c.in_delta)) {
+      return retraction(std::string(c.json_name) + ", final parse");
+    }
   }
   auto& calls = final_message.tool_calls;
   if (calls.size() < sent.message.tool_calls.size()) {
-    return failed(broken_call(calls.size(), unsent_from(), output().size()));
+    return broken_call(calls.size(), unsent_from(), output().size());
   }
   for (std::size_t i = 0; i < sent.message.tool_calls.size(); ++i) {
     if (calls[i].name != sent.message.tool_calls[i].name ||
-        calls[i].arguments.size() < sent.args[i] ||
-        !starts_with(calls[i].arguments, sent.message.tool_calls[i].arguments)) {
-      return failed(retraction("call " + std::to_string(i) + ", final parse"));
+        !starts_with(calls[i].arguments, sent.arguments(i))) {
+      return retraction("call " + std::to_string(i) + ", final parse");
     }
   }
-  // `sent` becomes the final message: by the same suffixes when it holds all that was sent
-  // (not a copy of the whole message), else current() reads the output again when asked.
-  sent.final_pending = !sent.cache_complete();
-  sent.final_hit_limit = options_in.hit_token_limit;
-  sent.reasoning = final_reasoning.size();
-  sent.content = final_content.size();
-  // The last text of one field: a delta, and appended to what `sent` holds.
-  const auto send_text = [&](std::string delta::*field, std::optional<std::string>& cache) {
-    std::string& piece = text.*field;
-    if (piece.empty()) return;
-    if (!sent.final_pending) (cache ? *cache : cache.emplace()).append(piece);
-    delta d;
-    d.*field = std::move(piece);
-    out.deltas.push_back(std::move(d));
-  };
-  send_text(&delta::reasoning_content, sent.message.reasoning_content);
-  send_text(&delta::content, sent.message.content);
-  // Absent vs empty as in the final message (the text itself is equal by now).
-  if (!final_message.content) sent.message.content.reset();
-  if (final_message.content && !sent.message.content) sent.message.content.emplace();
-  if (!final_message.reasoning_content) sent.message.reasoning_content.reset();
-  if (final_message.reasoning_content && !sent.message.reasoning_content) {
-    sent.message.reasoning_content.emplace();
+  // `sent` becomes the final message: the last texts, absent vs empty as in the final message
+  // (the text itself is equal by now), then the calls.
+  for (const channel c : kAllChannels) {
+    if (std::string& piece = text.text(c); !piece.empty()) {
+      sent.append(c, piece);
+      out.deltas.emplace_back().text(c) = std::move(piece);
+    }
+    auto& mine = text_of(sent.message, c);
+    if (!text_of(final_message, c)) {
+      mine.reset();
+    } else if (!mine) {
+      mine.emplace();
+    }
   }
   for (std::size_t i = 0; i < calls.size(); ++i) {
-    std::size_t already = 0;
     if (i < sent.message.tool_calls.size()) {
       calls[i].id = sent.message.tool_calls[i].id;  // ids never change once sent
-      already = sent.args[i];
     } else {
       if (calls[i].id.empty()) calls[i].id = new_id();
       delta d;
@@ -219,12 +122,12 @@ base::result<finish_result> session::state::finish(const finish_options& options
       out.deltas.push_back(std::move(d));
       sent.add_call({.id = calls[i].id, .name = calls[i].name}, kNoStart);
     }
-    if (calls[i].arguments.size() > already) {
+    std::string& sent_args = sent.message.tool_calls[i].arguments;
+    if (calls[i].arguments.size() > sent_args.size()) {
       delta d;
-      d.tool_calls.push_back({.index = i, .arguments = calls[i].arguments.substr(already)});
-      if (!sent.final_pending)
-        sent.message.tool_calls[i].arguments.append(d.tool_calls.back().arguments);
-      sent.args[i] = calls[i].arguments.size();
+      d.tool_calls.push_back(
+          {.index = i, .arguments = calls[i].arguments.substr(sent_args.size())});
+      sent_args.append(d.tool_calls.back().arguments);
       out.deltas.push_back(std::move(d));
     }
   }

@@ -1,7 +1,7 @@
 // stream::session's per-response state, shared by session.cpp (the paths, their dispatcher
 // and the diff against what was sent) and session_finish.cpp (the final parse, the message as
 // sent). The state is in named parts — what was received, what was sent, the match and fold,
-// feed_view's buffers, the counters — each with the methods that change only it; what spans
+// the last feed's deltas, the counters — each with the methods that change only it; what spans
 // parts is the state's.
 // Internal to the stream module.
 #pragma once
@@ -119,17 +119,11 @@ struct session::state {
     void decide_markers(const detail::special_markers& specials, bool at_end);
   };
 
-  // What was sent (current()). Its texts are kept as sizes: what was sent of the content, the
-  // reasoning and each call's arguments is that many first bytes of the fold's text (the fold
-  // only appends, and a fold read again from scratch must extend it). `message`'s texts are a
-  // cache of those prefixes, filled in by materialize() when the message is asked for and
-  // before the fold that holds them is replaced; call headers (id, name) are always there.
-  // A stream nobody asks current() of keeps one copy of its text (the fold's), not two.
+  // What was sent: `message` is the concatenation of the deltas returned so far (call headers
+  // with their ids and names, every text and every call's arguments as sent); current()
+  // returns it. The diff against the fold compares with it.
   struct sent_record {
     chat::message message;
-    std::size_t content = 0;
-    std::size_t reasoning = 0;
-    std::vector<std::size_t> args;     // per sent call
     std::vector<std::size_t> call_of;  // per sent call: its index in fold.calls()
     // Per sent call: the input offset its tool node starts at (kNoStart: not known).
     std::vector<std::size_t> starts;
@@ -137,19 +131,25 @@ struct session::state {
     std::size_t settled = 0;        // fold calls before this are closed and fully sent
     std::size_t settled_named = 0;  // named calls among them
     std::size_t plain = 0;          // no parser: output bytes sent as content
-    // finish() returned the final message without copying it into `message`: current() reads
-    // it again (the same parse) when asked.
-    bool final_pending = false;
-    bool final_hit_limit = false;
 
     void reset();
     // A new call's header: sent, its arguments not yet.
     void add_call(chat::tool_call header, std::size_t start);
-    // Brings the message's texts up to what was sent, from the fold that holds them.
-    void materialize(const detail::fold& f);
-    bool cache_complete() const;
+    // The text sent on a channel ("" before any).
+    const std::string& text(channel c) const {
+      static const std::string none;
+      const auto& t = text_of(message, c);
+      return t ? *t : none;
+    }
+    void append(channel c, std::string_view piece) {
+      if (piece.empty()) return;
+      auto& t = text_of(message, c);
+      (t ? *t : t.emplace()).append(piece);
+    }
+    const std::string& arguments(std::size_t k) const { return message.tool_calls[k].arguments; }
     void update_held(const detail::fold& f) {
-      held_text = f.content().size() - content + f.reasoning().size() - reasoning;
+      held_text = 0;
+      for (const channel c : kAllChannels) held_text += f.text(c).size() - text(c).size();
     }
   };
 
@@ -181,7 +181,7 @@ struct session::state {
     void lose_span() { span.stop = nullptr; }
   };
 
-  // feed_view's deltas and their views (valid until the next feed).
+  // The last feed's deltas and their views (valid until the next feed).
   struct view_buffers {
     std::vector<delta> out;
     std::vector<delta_view> views;
@@ -204,7 +204,7 @@ struct session::state {
   match_and_fold match;
   view_buffers view;
   counters counts;
-  std::vector<delta> recycled;  // argument-fragment deltas handed back by feed_into's caller
+  std::vector<delta> recycled;  // the last feed's argument-fragment deltas, with their buffers
   bool finished = false;
   bool finish_folded = false;  // finish() took complete_fold()'s message
 
@@ -223,20 +223,12 @@ struct session::state {
   peg::match_result match_growing() {
     return match.matcher->match_growing(in.match_input(), kLenient);
   }
-  // Brings sent's texts up to what was sent (sent_record::materialize), unless finished.
-  void materialize();
-
-  // Text suffix of `now` beyond the n bytes sent; false when `now` does not extend them (the
-  // bytes of `cache`, a prefix of them, are compared when full_check). With hold_back, a tail
-  // that may be the start of a marker is not included yet, nor the last `also_held` bytes
-  // (text a later reading of the grammar may still take).
-  bool suffix(const std::string& now, std::size_t n, const std::optional<std::string>& cache,
-              bool full_check, std::string& out, bool hold_back = false,
-              std::size_t also_held = 0) const;
-
-  // Fills `cache` up to the first n bytes of `source`.
-  static void fill(std::string& cache, const std::string& source, std::size_t n);
-  static void fill(std::optional<std::string>& cache, const std::string& source, std::size_t n);
+  // Text suffix of `now` beyond `sent`; false when `now` does not extend it (only its size is
+  // compared unless full_check). With hold_back, a tail that may be the start of a marker is
+  // not included yet, nor the last `also_held` bytes (text a later reading of the grammar may
+  // still take).
+  bool suffix(const std::string& now, const std::string& sent, bool full_check, std::string& out,
+              bool hold_back = false, std::size_t also_held = 0) const;
 
   // The deltas from `sent` to the fold; nothing is changed when it returns an error.
   // Appends to out (nothing on an error).
@@ -246,9 +238,9 @@ struct session::state {
 
   base::error match_error(base::error e) const;
 
-  // A new delta at the end of out holding one argument fragment (empty). Deltas of this shape
-  // that the caller handed back (feed_into reuses its vector) are recycled with their buffers,
-  // so a streamed argument allocates nothing per feed.
+  // A new delta at the end of out holding one argument fragment (empty). The last feed's
+  // deltas of this shape are recycled with their buffers, so a streamed argument allocates
+  // nothing per feed.
   tool_call_delta& argument_delta(std::vector<delta>& out);
 
   // The paths a chunk takes. pick_path() picks one; feed() runs it. span_extension, when it
@@ -323,14 +315,7 @@ struct session::state {
   extension extend_span(std::string_view chunk, std::size_t span_end, chunk_kind kind,
                         std::vector<delta>& out);
 
-  // current() after a finish() that did not copy the final message: the same parse of the
-  // output again, with the ids that were sent.
-  void rebuild_final();
-
-  // The message as sent, for current(): every text filled in.
-  const chat::message& message();
-
-  // feed_view: views of view.out.
+  // feed: views of view.out.
   std::span<const delta_view> make_views();
 
   // The output offset from which the output is not (wholly) in what was sent: the start of

@@ -34,7 +34,7 @@ std::string streamed_text(const template_ptr& t, const parse_options& o, const s
     }
   };
   for (std::size_t i = 0; i < out.size(); i += chunk) {
-    auto d = s.feed(std::string_view(out).substr(i, chunk));
+    auto d = s.feed_copy(std::string_view(out).substr(i, chunk));
     if (!d) return "feed: " + d.error().to_string();
     add(*d);
   }

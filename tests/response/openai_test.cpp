@@ -14,12 +14,16 @@ using testing::js;
 using testing::load;
 
 TEST(ResponseOpenai, FieldMapping) {
-  EXPECT_EQ(openai_field_for("thinking"), openai_field::reasoning_content);
-  EXPECT_EQ(openai_field_for("reasoning"), openai_field::reasoning_content);
-  EXPECT_EQ(openai_field_for("reasoning_content"), openai_field::reasoning_content);
-  EXPECT_EQ(openai_field_for("content"), openai_field::content);
+  for (const char* key : {"thinking", "reasoning", "reasoning_content"}) {
+    EXPECT_EQ(openai_field_for(key), openai_field::text) << key;
+    EXPECT_EQ(channel_for(key), stream::channel::reasoning) << key;
+  }
+  EXPECT_EQ(openai_field_for("content"), openai_field::text);
+  EXPECT_EQ(channel_for("content"), stream::channel::content);
   EXPECT_EQ(openai_field_for("tool_calls"), openai_field::tool_calls);
+  EXPECT_EQ(channel_for("tool_calls"), std::nullopt);
   EXPECT_EQ(openai_field_for("role"), openai_field::none);
+  EXPECT_EQ(channel_for("role"), std::nullopt);
 }
 
 TEST(ResponseOpenai, ToMessage) {
@@ -85,17 +89,17 @@ TEST(ResponseOpenai, DeltasAddUpToTheMessageAtEveryChunkSize) {
       int next_id = 0;
       delta_stream s(t, o, [&] { return "id" + std::to_string(next_id++); });
       // What the prefix decided comes with the first feed. Odd chunk sizes read through the
-      // stream::reader interface (feed_view), even ones through feed().
+      // stream::reader interface (views), even ones through feed_copy().
       stream::reader& r = s;
       std::vector<stream::delta> deltas;
       for (std::size_t i = 0; i < output.size(); i += chunk) {
         const std::string_view piece = std::string_view(output).substr(i, chunk);
         if (chunk % 2 == 1) {
-          auto v = r.feed_view(piece);
+          auto v = r.feed(piece);
           ASSERT_TRUE(v) << v.error().to_string();
           for (const auto& d : *v) deltas.push_back(d.to_delta());
         } else {
-          auto d = s.feed(piece);
+          auto d = s.feed_copy(piece);
           ASSERT_TRUE(d) << d.error().to_string();
           deltas.insert(deltas.end(), d->begin(), d->end());
         }
@@ -137,12 +141,12 @@ TEST(ResponseOpenai, DeltasAddUpToTheMessageAtEveryChunkSize) {
 TEST(ResponseOpenai, TextStreamsBeforeTheRegionCloses) {
   auto t = load(testing::chatml_template());
   delta_stream s(t);
-  auto d = s.feed("<think>\n  step one  ");
+  auto d = s.feed_copy("<think>\n  step one  ");
   ASSERT_TRUE(d);
   std::string reasoning;
   for (const auto& x : *d) reasoning += x.reasoning_content;
   EXPECT_EQ(reasoning, "step one");  // leading spaces dropped, trailing held back
-  d = s.feed("and two</think>");
+  d = s.feed_copy("and two</think>");
   ASSERT_TRUE(d);
   reasoning.clear();
   for (const auto& x : *d) reasoning += x.reasoning_content;
@@ -167,7 +171,7 @@ TEST(ResponseOpenai, UnsentFromAfterAFailure) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     delta_stream s(load(testing::chatml_template()));
-    auto d = s.feed(c.output);
+    auto d = s.feed_copy(c.output);
     if (c.fails_in_feed) {
       ASSERT_FALSE(d);
     } else {

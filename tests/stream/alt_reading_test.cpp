@@ -82,8 +82,8 @@ TEST_P(ambiguity_hold, holds_what_a_later_reading_may_take) {
   // The reasoning text folded so far: from after <think> to the end (what the stream has).
   const std::size_t text = c.input.size() - std::string("<think>").size();
   ambiguity a;
-  const auto hold = a.update(alts, *g, r.ast, c.input, 0, text);
-  EXPECT_FALSE(hold.content);
+  const auto hold = a.update(alts, *g, r.ast, c.input, {text, 0});
+  EXPECT_EQ(hold.text, channel::reasoning);
   EXPECT_EQ(hold.bytes, c.held);
 }
 
@@ -107,7 +107,7 @@ TEST(ambiguity, checks_are_amortized) {
   for (int i = 0; i < 2000; ++i) {
     input += "y";
     const auto r = peg::match(*g, input, peg::match_flags::lenient);
-    (void)a.update(alts, *g, r.ast, input, 0, input.size() - 7);
+    (void)a.update(alts, *g, r.ast, input, {input.size() - 7, 0});
   }
   EXPECT_LT(a.checks(), 60u);
   EXPECT_GT(a.checks(), 0u);

@@ -72,8 +72,9 @@ TEST_P(fold_table, map_once_and_by_prefix) {
       adv = f.advance(nullptr, r.ast, in);
       ASSERT_TRUE(adv && *adv == fold::outcome::ok) << n;
     }
-    EXPECT_TRUE(is_prefix(f.content(), mapped->content.value_or(""))) << n << ": " << f.content();
-    EXPECT_TRUE(is_prefix(f.reasoning(), mapped->reasoning_content.value_or(""))) << n;
+    EXPECT_TRUE(is_prefix(f.text(channel::content), mapped->content.value_or("")))
+        << n << ": " << f.text(channel::content);
+    EXPECT_TRUE(is_prefix(f.text(channel::reasoning), mapped->reasoning_content.value_or(""))) << n;
     for (std::size_t i = 0; i < f.calls().size() && i < mapped->tool_calls.size(); ++i) {
       EXPECT_TRUE(is_prefix(f.calls()[i].call.arguments, mapped->tool_calls[i].arguments))
           << n << ": " << f.calls()[i].call.arguments;
@@ -119,8 +120,8 @@ TEST_P(fold_table, extend_is_advance) {
     }
     auto e = by_extend.extend(grown, s.chain, now);
     ASSERT_TRUE(e) << e.error().to_string();
-    EXPECT_EQ(by_extend.content(), by_advance.content()) << n;
-    EXPECT_EQ(by_extend.reasoning(), by_advance.reasoning()) << n;
+    EXPECT_EQ(by_extend.text(channel::content), by_advance.text(channel::content)) << n;
+    EXPECT_EQ(by_extend.text(channel::reasoning), by_advance.text(channel::reasoning)) << n;
     ASSERT_EQ(by_extend.calls().size(), by_advance.calls().size()) << n;
     // Arguments: the same, or behind (a name that ends at the end of input may be folded by
     // advance's visit of the grown node first); never other bytes.

@@ -71,8 +71,7 @@ TEST_P(FastPath, ExtensionsAreNotMatchedAndAddUp) {
   chat::message assembled;
   for (std::size_t i = 0; i < c.chunks.size(); ++i) {
     const std::size_t before = s.stats().matched_feeds;
-    std::vector<delta> out;
-    auto fed = s.feed_into(out, c.chunks[i]);
+    auto fed = s.feed(c.chunks[i]);
     ASSERT_TRUE(fed.has_value()) << fed.error().to_string();
     output += c.chunks[i];
     EXPECT_EQ(s.stats().matched_feeds - before, c.matched[i] ? 1u : 0u)

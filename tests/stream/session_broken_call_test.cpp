@@ -32,7 +32,7 @@ TEST(SessionBrokenCall, AnnouncedCallThatStopsMatchingIsNoMatchAtItsStart) {
     bool header_sent = false;
     std::optional<base::error> failed;
     for (std::size_t at = 0; at < output.size() && !failed; at += chunk) {
-      auto r = s.feed(std::string_view(output).substr(at, chunk));
+      auto r = s.feed_copy(std::string_view(output).substr(at, chunk));
       if (!r) {
         failed = r.error();
         break;
@@ -56,10 +56,10 @@ TEST(SessionBrokenCall, ALaterCallWithTheSameNameTakingItsIndexIsNoMatchNotARetr
   // arguments) becomes call 0. Fuzz finding (stream_session): was errc::internal_error.
   auto p = make_prepared(calls_or_content);
   session s(p);
-  auto first = s.feed("Hi <function=search>{\"q\": \"aaaa");
+  auto first = s.feed_copy("Hi <function=search>{\"q\": \"aaaa");
   ASSERT_TRUE(first.has_value()) << first.error().to_string();
   ASSERT_EQ(s.current().tool_calls.size(), 1u);
-  auto second = s.feed("\"x} <function=search>{\"q\": \"b\"}</function>");
+  auto second = s.feed_copy("\"x} <function=search>{\"q\": \"b\"}</function>");
   ASSERT_FALSE(second.has_value());
   EXPECT_EQ(second.error().code, base::errc::no_match) << second.error().to_string();
   EXPECT_EQ(second.error().expected, "the rest of the announced call");

@@ -99,16 +99,13 @@ TEST(SessionFastPath, MostFeedsOfTextWithMarkerBytesAreNotMatched) {
 }
 
 // Each chunk takes exactly one path (stats() counts each feed once), and the request shape
-// decides which, whatever the entry point: open text extends the open span, general_path_only
-// leaves the matcher alone (deferred once the AST is large), and every way gives
-// stream::parse's message.
+// decides which: open text extends the open span, general_path_only leaves the matcher alone
+// (deferred once the AST is large), and every way gives stream::parse's message.
 TEST(SessionPaths, EachFeedTakesOnePathAndTheShapePicksIt) {
-  enum class entry { view, into };
   struct row {
     const char* name;
     std::function<parser(builder&)> make;
     std::string output;
-    entry how;
     bool general_only;
     bool extension, deferred;  // whether that path takes most feeds / any feed
   };
@@ -118,25 +115,17 @@ TEST(SessionPaths, EachFeedTakesOnePathAndTheShapePicksIt) {
   args = "<function=search>{\"q\": \"" + args + "\"}</function>";
   for (int i = 0; i < 300; ++i) calls += "<function=search>{\"q\": \"x\"}</function>";
   const std::vector<row> rows = {
-      {"content_view", tag_with_json, text, entry::view, false, true, false},
-      {"content_into", tag_with_json, text, entry::into, false, true, false},
-      {"content_general", tag_with_json, text, entry::view, true, false, false},
-      {"argument_view", tag_with_json, args, entry::view, false, true, false},
-      {"argument_into", tag_with_json, args, entry::into, false, true, false},
-      {"many_calls_general", tag_with_json, calls, entry::into, true, false, true},
+      {"content", tag_with_json, text, false, true, false},
+      {"content_general", tag_with_json, text, true, false, false},
+      {"argument", tag_with_json, args, false, true, false},
+      {"many_calls_general", tag_with_json, calls, true, false, true},
   };
   for (const auto& r : rows) {
     SCOPED_TRACE(r.name);
     auto p = make_prepared(r.make);
     session s(p, {.general_path_only = r.general_only});
-    std::vector<delta> out;
     for (std::size_t at = 0; at < r.output.size(); at += 4) {
-      const std::string_view chunk = std::string_view(r.output).substr(at, 4);
-      if (r.how == entry::view) {
-        ASSERT_TRUE(s.feed_view(chunk).has_value()) << at;
-      } else {
-        ASSERT_TRUE(s.feed_into(out, chunk).has_value()) << at;
-      }
+      ASSERT_TRUE(s.feed(std::string_view(r.output).substr(at, 4)).has_value()) << at;
     }
     const session_stats st = s.stats();
     EXPECT_EQ(st.feeds, (r.output.size() + 3) / 4);
@@ -187,7 +176,7 @@ TEST(SessionFinish, CompletesTheFoldOrParsesAgain) {
       session s(p);
       std::string streamed_args;
       for (std::size_t at = 0; at < r.output.size(); at += chunk) {
-        auto fed = s.feed_view(std::string_view(r.output).substr(at, chunk));
+        auto fed = s.feed(std::string_view(r.output).substr(at, chunk));
         ASSERT_TRUE(fed.has_value()) << fed.error().to_string();
       }
       auto fin = s.finish({.hit_token_limit = r.hit_token_limit});

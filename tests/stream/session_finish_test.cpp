@@ -38,7 +38,7 @@ chat::message streamed(const chat::prepared& p, const std::string& output, bool 
   stream_outcome got;
   delta_checker deltas(got);
   for (std::size_t at = 0; at < output.size(); at += 3) {
-    auto d = s.feed(std::string_view(output).substr(at, 3));
+    auto d = s.feed_copy(std::string_view(output).substr(at, 3));
     EXPECT_TRUE(d.has_value()) << d.error().to_string();
     if (!d) return {};
     for (const auto& x : *d) deltas.add(x);
@@ -119,7 +119,7 @@ TEST(session_finish, misuse_is_a_typed_error) {
   auto again = s.finish();
   ASSERT_FALSE(again.has_value());
   EXPECT_EQ(again.error().code, base::errc::invalid_argument);
-  auto fed = s.feed("more");
+  auto fed = s.feed_copy("more");
   ASSERT_FALSE(fed.has_value());
   EXPECT_EQ(fed.error().code, base::errc::invalid_argument);
   // reset() starts a new response.

@@ -144,7 +144,7 @@ TEST_P(SessionFormats, CurrentAfterEveryByteIsTheLenientParseOfThePrefix) {
   auto p = make_prepared(c.make, c.prefix);
   session s(p);
   for (std::size_t i = 0; i < c.output.size(); ++i) {
-    auto r = s.feed(std::string_view(c.output).substr(i, 1));
+    auto r = s.feed_copy(std::string_view(c.output).substr(i, 1));
     ASSERT_TRUE(r.has_value()) << i << ": " << r.error().to_string();
     auto lenient = parse(p, std::string_view(c.output).substr(0, i + 1), {.partial = true});
     ASSERT_TRUE(lenient.has_value());
@@ -166,7 +166,7 @@ TEST(Session, HeaderThenFragmentsWithGeneratedStableIds) {
   std::vector<delta> all;
   for (std::string_view chunk : {"<function=get_we", "ather>{\"ci", "ty\": \"Pa", "ris\"}</fun",
                                  "ction><function=search>{}", "</function>"}) {
-    auto r = s.feed(chunk);
+    auto r = s.feed_copy(chunk);
     ASSERT_TRUE(r.has_value()) << r.error().to_string();
     all.insert(all.end(), r->begin(), r->end());
   }
@@ -208,14 +208,14 @@ TEST(Session, ModelIdWaitsForTheHeader) {
   // The grammar can carry an id after the name: the header waits until it is decided.
   auto p = make_prepared(json_native);
   session s(p, counting_ids());
-  auto r1 = s.feed(R"([TOOL_CALLS][{"name": "search", )");
+  auto r1 = s.feed_copy(R"([TOOL_CALLS][{"name": "search", )");
   ASSERT_TRUE(r1.has_value());
   EXPECT_TRUE(s.current().tool_calls.empty());
-  auto r2 = s.feed(R"("id": "m1", "arguments": {"q": )");
+  auto r2 = s.feed_copy(R"("id": "m1", "arguments": {"q": )");
   ASSERT_TRUE(r2.has_value());
   ASSERT_EQ(s.current().tool_calls.size(), 1u);
   EXPECT_EQ(s.current().tool_calls[0].id, "m1");
-  auto r3 = s.feed(R"("x"}}])");
+  auto r3 = s.feed_copy(R"("x"}}])");
   ASSERT_TRUE(r3.has_value());
   auto f = s.finish();
   ASSERT_TRUE(f.has_value());
@@ -235,7 +235,7 @@ TEST(Session, PartialMarkersAndUtf8AreHeldBack) {
   auto p = make_prepared(tag_with_tagged);
   session s(p);
   for (const auto& st : steps) {
-    auto r = s.feed(st.chunk);
+    auto r = s.feed_copy(st.chunk);
     ASSERT_TRUE(r.has_value());
     std::string got;
     for (const auto& d : *r) got += d.content;
@@ -251,10 +251,10 @@ TEST(Session, PartialMarkersAndUtf8AreHeldBack) {
 TEST(Session, MismatchIsNoMatchWithOffsetAndKeepsWhatWasSent) {
   auto p = make_prepared(reasoning_calls, "<think>");
   session s(p);
-  auto r1 = s.feed("r</think>ok\n");
+  auto r1 = s.feed_copy("r</think>ok\n");
   ASSERT_TRUE(r1.has_value());
   const std::string bad = "<tool_call>{\"name\": \"nope\"";
-  auto r2 = s.feed(bad);
+  auto r2 = s.feed_copy(bad);
   ASSERT_FALSE(r2.has_value());
   EXPECT_EQ(r2.error().code, base::errc::no_match);
   // The unknown name starts at byte 12 + 21 of the model output (the prefix is not counted).
@@ -298,11 +298,11 @@ TEST(Session, RetractionIsAnInternalErrorAndNothingIsSent) {
     return (b.content(b.literal("ab") + b.literal("cd")) | b.reasoning(b.rest())) + b.end();
   });
   session s(p);
-  auto r1 = s.feed("ab");
+  auto r1 = s.feed_copy("ab");
   ASSERT_TRUE(r1.has_value());
   ASSERT_EQ(r1->size(), 1u);
   EXPECT_EQ((*r1)[0].content, "ab");
-  auto r2 = s.feed("x");
+  auto r2 = s.feed_copy("x");
   ASSERT_FALSE(r2.has_value());
   EXPECT_EQ(r2.error().code, base::errc::internal_error);
   EXPECT_EQ(s.current().content, "ab");
@@ -325,10 +325,10 @@ TEST(Session, TokenIdsMustMatchTheChunk) {
   auto p = make_prepared(tag_with_json);
   session s(p);
   const std::vector<std::int32_t> ok = {15, -1, -1, 7};
-  auto r1 = s.feed("Hell", ok);
+  auto r1 = s.feed_copy("Hell", ok);
   ASSERT_TRUE(r1.has_value());
   const std::vector<std::int32_t> short_ids = {3};
-  auto r2 = s.feed("o!", short_ids);
+  auto r2 = s.feed_copy("o!", short_ids);
   ASSERT_FALSE(r2.has_value());
   EXPECT_EQ(r2.error().code, base::errc::invalid_argument);
   EXPECT_EQ(s.received(), 4u);  // the rejected chunk was not taken
@@ -363,7 +363,7 @@ TEST(Session, FeedAfterFinishAndDoubleFinishAreErrors) {
   session s(p);
   ASSERT_TRUE(s.feed("x").has_value());
   ASSERT_TRUE(s.finish().has_value());
-  auto r = s.feed("y");
+  auto r = s.feed_copy("y");
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().code, base::errc::invalid_argument);
   EXPECT_FALSE(s.finish().has_value());
@@ -396,7 +396,7 @@ TEST(Session, MovedSessionKeepsStreaming) {
   session a(p);
   ASSERT_TRUE(a.feed("Hel").has_value());
   session b(std::move(a));
-  auto r = b.feed("lo");
+  auto r = b.feed_copy("lo");
   ASSERT_TRUE(r.has_value());
   auto f = b.finish();
   ASSERT_TRUE(f.has_value());

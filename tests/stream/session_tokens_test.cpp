@@ -42,8 +42,8 @@ token_run stream_tokens(const chat::prepared& p, const std::string& out,
   token_run r;
   for (std::size_t at = 0; at < out.size(); at += chunk) {
     const std::size_t n = std::min(chunk, out.size() - at);
-    auto fed = s.feed(std::string_view(out).substr(at, n),
-                      std::span<const std::int32_t>(ids).subspan(at, n));
+    auto fed = s.feed_copy(std::string_view(out).substr(at, n),
+                           std::span<const std::int32_t>(ids).subspan(at, n));
     EXPECT_TRUE(fed.has_value()) << fed.error().to_string();
     if (!fed) r.ok = false;
   }
@@ -123,7 +123,7 @@ TEST(SessionTokens, MarkerSplitOverChunksWithIdsAcrossTheBoundary) {
   session s(p, with_specials());
   std::vector<delta> all;
   auto feed = [&](std::string_view text, std::vector<std::int32_t> ids) {
-    auto r = s.feed(text, ids);
+    auto r = s.feed_copy(text, ids);
     ASSERT_TRUE(r.has_value()) << r.error().to_string();
     all.insert(all.end(), r->begin(), r->end());
   };
@@ -145,7 +145,7 @@ TEST(SessionTokens, WrongLengthIdsAreATypedError) {
   auto p = make_prepared(reasoning_calls, "<think>");
   session s(p, with_specials());
   const std::vector<std::int32_t> ids = {1, 2};
-  auto r = s.feed("abc", ids);
+  auto r = s.feed_copy("abc", ids);
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().code, base::errc::invalid_argument);
   EXPECT_EQ(s.received(), 0u);

@@ -4,7 +4,7 @@
 // bytes its scans read, nodes it visited) stays within one constant times the output size for
 // all of them, and grows at most 4.5× for 4× the output. Run twice: with the general path
 // only (every feed matched and folded: the general mechanism must be linear by itself) and
-// with the default paths (feed_view). A quadratic path fails this on any machine.
+// with the default paths. A quadratic path fails this on any machine.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -58,7 +58,7 @@ struct work {
   std::size_t size = 0;
 };
 
-// How the stream is fed: every feed through the general path; the default paths (feed_view);
+// How the stream is fed: every feed through the general path; the default paths;
 // with token ids (each byte an ordinary token, the preserved markers special tokens).
 enum class feeding { general, usual, tokens };
 const char* name_of(feeding f) {
@@ -99,18 +99,10 @@ base::result<work> stream(const chat::prepared& p, const std::string& output, fe
   session s(p, std::move(options));
   for (std::size_t at = 0; at < output.size(); at += 4) {
     const std::string_view chunk = std::string_view(output).substr(at, 4);
-    base::status fed;
-    if (how == feeding::usual) {
-      auto r = s.feed_view(chunk);
-      if (!r) fed = std::move(r).error();
-    } else if (how == feeding::tokens) {
-      auto r = s.feed(chunk, std::span(ids).subspan(at, chunk.size()));
-      if (!r) fed = std::move(r).error();
-    } else {
-      auto r = s.feed(chunk);
-      if (!r) fed = std::move(r).error();
-    }
-    if (!fed) return std::move(fed).error();
+    const auto tokens = how == feeding::tokens
+                            ? std::span<const std::int32_t>(ids).subspan(at, chunk.size())
+                            : std::span<const std::int32_t>();
+    if (auto r = s.feed(chunk, tokens); !r) return std::move(r).error();
   }
   const auto st = s.stats();
   if (auto f = s.finish(); !f) return std::move(f).error();

@@ -162,79 +162,24 @@ inline std::string delta_difference(const std::vector<delta>& a, const std::vect
   return "";
 }
 
-// A second session fed the same chunks through feed_view, whose deltas must be feed()'s. Its
-// message is looked at only every few chunks.
-class view_twin {
- public:
-  // The twin generates its own ids (the caller's generator may count the calls).
-  view_twin(const chat::prepared& p, session_options options)
-      : s_(p, {.special_tokens = std::move(options.special_tokens)}) {}
-
-  // After the feed() session took the same chunk (ok: it succeeded) with deltas `want`.
-  void feed(std::string_view chunk, bool ok, const std::vector<delta>& want,
-            const chat::message& current, std::vector<std::string>& violations) {
-    if (broken_) return;
-    ++feeds_;
-    auto r = s_.feed_view(chunk);
-    if (r.has_value() != ok) {
-      violations.push_back("feed_view " + std::string(r ? "succeeded" : "failed: ") +
-                           (r ? "" : r.error().to_string()) + " where feed() did not");
-      broken_ = true;
-      return;
-    }
-    if (!r) {
-      broken_ = true;
-      return;
-    }
-    std::vector<delta> got;
-    for (const auto& v : *r) got.push_back(v.to_delta());
-    if (auto diff = delta_difference(got, want); !diff.empty()) {
-      violations.push_back("feed_view after " + std::to_string(s_.received()) + " bytes: " + diff);
-      broken_ = true;
-      return;
-    }
-    if (feeds_ % 13 == 0) compare(current, violations);
-  }
-
-  void compare(const chat::message& current, std::vector<std::string>& violations) {
-    if (broken_) return;
-    if (auto diff = message_difference(s_.current(), current, false); !diff.empty()) {
-      violations.push_back("feed_view session's current() after " + std::to_string(s_.received()) +
-                           " bytes: " + diff);
-      broken_ = true;
-    }
-  }
-
-  session& get() { return s_; }
-  bool broken() const { return broken_; }
-
- private:
-  session s_;
-  std::size_t feeds_ = 0;
-  bool broken_ = false;
-};
-
-// Feeds output in the given chunks, then finishes (unless do_finish is false). A twin session
-// fed through feed_view must return the same deltas and reach the same message.
+// Feeds output in the given chunks, then finishes (unless do_finish is false); after every feed
+// the views it returned are copied and current() must be the deltas so far.
 inline stream_outcome run_stream(const chat::prepared& p, std::string_view output,
                                  const std::vector<std::size_t>& chunks,
                                  const finish_options& finish = {}, bool do_finish = true,
                                  session_options options = {}) {
   stream_outcome out;
   delta_checker check(out);
-  view_twin twin(p, options);
   session s(p, std::move(options));
   std::size_t at = 0;
   for (const std::size_t n : chunks) {
     auto r = s.feed(output.substr(at, n));
-    twin.feed(output.substr(at, n), r.has_value(), r ? *r : std::vector<delta>{}, s.current(),
-              out.violations);
     at += n;
     if (!r) {
       out.error = std::move(r).error();
       return out;
     }
-    for (const auto& d : *r) check.add(d);
+    for (const auto& v : *r) check.add(v.to_delta());
     if (auto diff = message_difference(s.current(), out.assembled); !diff.empty()) {
       out.violations.push_back("current() after " + std::to_string(at) +
                                " bytes is not the deltas so far: " + diff);
@@ -243,34 +188,11 @@ inline stream_outcome run_stream(const chat::prepared& p, std::string_view outpu
   if (at < output.size()) out.violations.push_back("chunks do not cover the output");
   if (s.received() != at) out.violations.push_back("received() is not the bytes fed");
   if (!do_finish) {
-    twin.compare(s.current(), out.violations);
     out.ok = true;
     out.final_message = s.current();
     return out;
   }
   auto f = s.finish(finish);
-  if (!twin.broken()) {
-    auto g = twin.get().finish(finish);
-    if (g.has_value() != f.has_value()) {
-      out.violations.push_back("finish after feed_view differs in success");
-    } else if (g && f) {
-      if (auto diff = delta_difference(g->deltas, f->deltas); !diff.empty()) {
-        out.violations.push_back("finish after feed_view: " + diff);
-      }
-      if (auto diff = message_difference(g->message, f->message, false); !diff.empty()) {
-        out.violations.push_back("final message after feed_view: " + diff);
-      }
-      // The twin's message was last looked at some feeds before: current() after finish is
-      // the final message all the same (ids included).
-      if (auto diff = message_difference(twin.get().current(), g->message); !diff.empty()) {
-        out.violations.push_back("feed_view session's current() after finish: " + diff);
-      } else if (twin.get().current().to_json().dump() != g->message.to_json().dump()) {
-        out.violations.push_back(
-            "feed_view session's current() after finish: " + twin.get().current().to_json().dump() +
-            " vs " + g->message.to_json().dump());
-      }
-    }
-  }
   if (!f) {
     out.error = std::move(f).error();
     out.error_in_finish = true;
@@ -285,6 +207,9 @@ inline stream_outcome run_stream(const chat::prepared& p, std::string_view outpu
   }
   if (auto diff = message_difference(s.current(), f->message); !diff.empty()) {
     out.violations.push_back("current() after finish is not the final message: " + diff);
+  } else if (s.current().to_json().dump() != f->message.to_json().dump()) {
+    out.violations.push_back("current() after finish: " + s.current().to_json().dump() + " vs " +
+                             f->message.to_json().dump());
   }
   for (const auto& c : f->message.tool_calls) {
     auto v = json::parse(c.arguments);

@@ -222,7 +222,7 @@ TEST(Truncation, KeyIsSentWithTheFirstByteOfItsValue) {
   session s(p);
   std::string streamed;
   const auto feed = [&](std::string_view chunk) {
-    auto r = s.feed(chunk);
+    auto r = s.feed_copy(chunk);
     EXPECT_TRUE(r.has_value()) << r.error().to_string();
     std::string args;
     if (r) {
@@ -275,7 +275,7 @@ TEST(Truncation, LongStringsExtendedWithoutTheMatcherCutTheSame) {
     session s(p);
     std::string streamed;
     for (std::size_t at = 0; at < c.output.size(); at += 4) {
-      auto r = s.feed_view(std::string_view(c.output).substr(at, 4));
+      auto r = s.feed_copy(std::string_view(c.output).substr(at, 4));
       ASSERT_TRUE(r.has_value()) << r.error().to_string();
       for (const auto& v : *r) {
         for (const auto& t : v.tool_calls) streamed += t.arguments;

@@ -137,10 +137,12 @@ class parser {
 
 // ---- OpenAI ---------------------------------------------------------------------------------
 
-// What an output key becomes in an OpenAI message: thinking / reasoning / reasoning_content →
-// reasoning_content, content → content, tool_calls → tool_calls, anything else: nothing.
-enum class openai_field : std::uint8_t { none, content, reasoning_content, tool_calls };
+// What an output key becomes in an OpenAI message: the text of a channel (thinking / reasoning /
+// reasoning_content → reasoning, content → content; channel_for says which), tool_calls →
+// tool_calls, anything else: nothing.
+enum class openai_field : std::uint8_t { none, text, tool_calls };
 openai_field openai_field_for(std::string_view key);
+std::optional<stream::channel> channel_for(std::string_view key);  // nullopt: not text
 
 // The dict as an OpenAI assistant message: text fields as strings (non-string values as their
 // JSON), tool calls as {id (when the dict has one), name, arguments as JSON text}. A tool
@@ -162,8 +164,7 @@ class delta_stream final : public stream::reader {
   delta_stream(delta_stream&&) noexcept;
   delta_stream& operator=(delta_stream&&) noexcept;
 
-  base::result<std::vector<stream::delta>> feed(std::string_view chunk);
-  base::result<std::span<const stream::delta_view>> feed_view(
+  base::result<std::span<const stream::delta_view>> feed(
       std::string_view chunk, std::span<const std::int32_t> tokens = {}) override;
   // Last deltas, the final message (ids filled in) and the finish reason (tool_calls when the
   // message has calls, length when hit_token_limit, else stop).

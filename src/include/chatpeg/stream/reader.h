@@ -11,13 +11,14 @@
 //
 //   std::unique_ptr<stream::reader> r = ...;  // a stream::session or a response::delta_stream
 //   for (std::string_view chunk : chunks) {
-//     auto deltas = r->feed_view(chunk);       // views valid until the next call
+//     auto deltas = r->feed(chunk);            // views valid until the next call
 //     if (!deltas) return deltas.error();      // the caller decides (unsent_from() says where)
 //     for (const auto& d : *deltas) send(d.to_json());
 //   }
 //   auto done = r->finish();                   // last deltas, message, finish reason
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -30,6 +31,16 @@
 #include "chatpeg/json/json.h"
 
 namespace chatpeg::stream {
+
+// The text channels of a message, in the order a feed sends them. Each channel is one row of
+// kChannelTable (below): its JSON name and its field in delta, delta_view and chat::message.
+enum class channel : std::uint8_t { reasoning, content };
+inline constexpr std::size_t kChannels = 2;
+constexpr std::size_t index_of(channel c) {
+  return static_cast<std::size_t>(c);
+}
+inline constexpr std::array<channel, kChannels> kAllChannels = {channel::reasoning,
+                                                                channel::content};
 
 struct tool_call_delta {
   std::size_t index = 0;
@@ -44,14 +55,16 @@ struct delta {
   std::string reasoning_content;
   std::vector<tool_call_delta> tool_calls;
 
-  bool empty() const { return content.empty() && reasoning_content.empty() && tool_calls.empty(); }
+  std::string& text(channel c);
+  const std::string& text(channel c) const;
+  bool empty() const;
   // {"content": ...} / {"reasoning_content": ...} / {"tool_calls": [{"index", "id", "type":
   // "function", "function": {"name", "arguments"}}]} with only the fields present.
   json::value to_json() const;
 };
 
-// A delta as views into the reader's buffers (reader::feed_view): the same fields as delta,
-// valid until the next feed, feed_view, finish or reset of the reader that returned it.
+// A delta as views into the reader's buffers (reader::feed): the same fields as delta, valid
+// until the next feed, finish or reset of the reader that returned it.
 struct tool_call_delta_view {
   std::size_t index = 0;
   std::optional<std::string_view> id;    // set in the header only
@@ -64,10 +77,42 @@ struct delta_view {
   std::string_view reasoning_content;
   std::span<const tool_call_delta_view> tool_calls;
 
-  bool empty() const { return content.empty() && reasoning_content.empty() && tool_calls.empty(); }
+  std::string_view text(channel c) const;
+  bool empty() const;
   json::value to_json() const;  // the same object as delta::to_json
   delta to_delta() const;       // an owning copy
 };
+
+// One row per channel: where its text is in each type, and its JSON name.
+struct channel_fields {
+  channel id;
+  std::string_view json_name;
+  std::string delta::*in_delta;
+  std::string_view delta_view::*in_view;
+  std::optional<std::string> chat::message::*in_message;
+};
+inline constexpr std::array<channel_fields, kChannels> kChannelTable = {{
+    {channel::reasoning, "reasoning_content", &delta::reasoning_content,
+     &delta_view::reasoning_content, &chat::message::reasoning_content},
+    {channel::content, "content", &delta::content, &delta_view::content, &chat::message::content},
+}};
+
+inline std::string& delta::text(channel c) {
+  return this->*kChannelTable[index_of(c)].in_delta;
+}
+inline const std::string& delta::text(channel c) const {
+  return this->*kChannelTable[index_of(c)].in_delta;
+}
+inline std::string_view delta_view::text(channel c) const {
+  return this->*kChannelTable[index_of(c)].in_view;
+}
+// The message's text of a channel (absent: not set).
+inline std::optional<std::string>& text_of(chat::message& m, channel c) {
+  return m.*kChannelTable[index_of(c)].in_message;
+}
+inline const std::optional<std::string>& text_of(const chat::message& m, channel c) {
+  return m.*kChannelTable[index_of(c)].in_message;
+}
 
 // Views of deltas: `views` and `calls` are refilled; the views point into `deltas` and `calls`.
 void views_of(const std::vector<delta>& deltas, std::vector<delta_view>& views,
@@ -96,18 +141,22 @@ class reader {
   virtual ~reader() = default;
 
   // Appends a chunk (any size, may cut UTF-8 sequences and markers anywhere); the deltas since
-  // the last call as views valid until the next feed_view, finish or reset. tokens, when given,
-  // are the chunk's token ids, one per byte (-1 where a token continues); readers that read
-  // text alone ignore them. A failure is the reader's error with what it kept sent.
-  virtual base::result<std::span<const delta_view>> feed_view(
+  // the last call as views valid until the next feed, finish or reset (the queries keep them
+  // valid). tokens, when given, are the chunk's token ids, one per byte (-1 where a token
+  // continues); readers that read text alone ignore them. A failure is the reader's error;
+  // what was sent stays sent (unsent_from() says where the rest starts).
+  virtual base::result<std::span<const delta_view>> feed(
       std::string_view chunk, std::span<const std::int32_t> tokens = {}) = 0;
+  // feed(), the deltas copied (they stay valid).
+  base::result<std::vector<delta>> feed_copy(std::string_view chunk,
+                                             std::span<const std::int32_t> tokens = {});
   // The output is complete: last deltas, final message, finish reason.
   virtual base::result<finish_result> finish(const finish_options& options = {}) = 0;
   // The message as sent so far (after finish(), the final message).
   virtual const chat::message& current() const = 0;
   // Bytes of model output received so far.
   virtual std::size_t received() const = 0;
-  // After feed_view() or finish() failed: the output offset from which the output is not
+  // After feed() or finish() failed: the output offset from which the output is not
   // wholly represented in what was sent. A caller that delivers the rest as content starts
   // there, so no byte is lost.
   virtual std::size_t unsent_from() const = 0;

@@ -6,7 +6,7 @@
 //   auto p = chat::prepare(*tmpl, request);          // once per request
 //   stream::session s(*p);
 //   for (std::string_view chunk : chunks) {
-//     auto deltas = s.feed(chunk);                   // or feed_view: no copies
+//     auto deltas = s.feed(chunk);                   // views, valid until the next call
 //     if (!deltas) break;                            // s.unsent_from(): where to go on as text
 //     for (const auto& d : *deltas) send(d.to_json());
 //   }
@@ -108,27 +108,19 @@ class session final : public reader {
   // Appends a chunk (any size, may cut UTF-8 sequences and markers anywhere). tokens, when
   // given, are the token ids of the chunk's bytes (one per byte, -1 where a token continues)
   // so special tokens can be told from look-alike text. Returns the deltas since the last
-  // call. Output that stops matching the grammar is errc::no_match with the byte offset
-  // (into the model output); the session keeps what it sent and the caller decides (the
-  // gateway delivers the rest as content).
-  base::result<std::vector<delta>> feed(std::string_view chunk,
-                                        std::span<const std::int32_t> tokens = {});
-  // feed() into the caller's vector: out is cleared, then gets the deltas. Reusing one vector
-  // across feeds, a feed that extends open text allocates nothing.
-  base::status feed_into(std::vector<delta>& out, std::string_view chunk,
-                         std::span<const std::int32_t> tokens = {});
-
-  // feed() without copies: the deltas as views into the session's buffers, valid until the
-  // next feed / feed_into / feed_view / finish / reset (current() and the other queries keep
-  // them valid). The same deltas as feed() for the same chunks.
-  base::result<std::span<const delta_view>> feed_view(
+  // call as views into the session's buffers, valid until the next feed / finish / reset (the
+  // queries keep them valid); feed_copy() copies them. Output that stops matching the grammar
+  // is errc::no_match with the byte offset (into the model output); the session keeps what it
+  // sent and the caller decides (the gateway delivers the rest as content).
+  base::result<std::span<const delta_view>> feed(
       std::string_view chunk, std::span<const std::int32_t> tokens = {}) override;
 
   // The output is complete: final parse, last deltas, final message, finish reason.
   base::result<finish_result> finish(const finish_options& options = {}) override;
 
-  // The message as parsed so far (ids filled in for calls already announced): exactly the
-  // concatenation of the deltas returned so far (after finish(), the final message).
+  // The message as sent so far (ids filled in for calls already announced): exactly the
+  // concatenation of the deltas returned so far (after finish(), the final message). Like
+  // every query, it reads the session and changes nothing.
   const chat::message& current() const override;
   // Bytes of model output received so far.
   std::size_t received() const override;

@@ -1,10 +1,9 @@
-// session::feed_view: the deltas as views into the session's buffers. Checked against feed()
-// (same deltas for every chunk, the same message whenever it is looked at, the same finish)
-// over outputs whose chunks alternate plain bytes, marker prefixes, escapes and cut UTF-8, in
-// content, reasoning, JSON-string arguments (pythonic too) and raw tagged arguments; that most
-// feeds of open text skip the matcher (stats().extension_feeds); that views stay valid across
-// current(), stats(), unsent_from() until the next feed; and that feed() and feed_view() may
-// be mixed.
+// session::feed's deltas as views into the session's buffers. Checked against the one-shot
+// parse (for every chunking, with current() the deltas so far after every feed) over outputs
+// whose chunks alternate plain bytes, marker prefixes, escapes and cut UTF-8, in content,
+// reasoning, JSON-string arguments (pythonic too) and raw tagged arguments; that most feeds of
+// open text skip the matcher (stats().extension_feeds); that views stay valid across current(),
+// stats(), unsent_from() until the next feed; and that feed() and feed_copy() may be mixed.
 #include <gtest/gtest.h>
 
 #include "chatpeg/stream/parse.h"
@@ -81,10 +80,10 @@ void finish_and_check(session& s, stream_outcome& collected, delta_checker& chec
   for (const auto& v : collected.violations) ADD_FAILURE() << v;
 }
 
-class FeedView : public ::testing::TestWithParam<view_case> {};
+class Views : public ::testing::TestWithParam<view_case> {};
 
-// run_stream drives a feed_view twin beside feed() and compares every delta (stream_checks.h).
-TEST_P(FeedView, SameDeltasAsFeedForEverySplit) {
+// run_stream copies every feed's views and checks them against current() (stream_checks.h).
+TEST_P(Views, AddUpToTheOneShotParseForEverySplit) {
   const auto& c = GetParam();
   auto p = make_prepared(c.make, c.prefix);
   auto reference = parse(p, c.output);
@@ -106,9 +105,9 @@ TEST_P(FeedView, SameDeltasAsFeedForEverySplit) {
   }
 }
 
-// Only feed_view from start to finish, the message looked at only at the end: most 4-byte
-// feeds extend the open span without the matcher.
-TEST_P(FeedView, OnlyViewsAddUpToTheOneShotParse) {
+// The message looked at only at the end: most 4-byte feeds extend the open span without the
+// matcher.
+TEST_P(Views, MostFeedsOfOpenTextSkipTheMatcher) {
   const auto& c = GetParam();
   auto p = make_prepared(c.make, c.prefix);
   auto reference = parse(p, c.output);
@@ -118,7 +117,7 @@ TEST_P(FeedView, OnlyViewsAddUpToTheOneShotParse) {
     stream_outcome collected;
     delta_checker check(collected);
     for (std::size_t at = 0; at < c.output.size(); at += n) {
-      auto r = s.feed_view(std::string_view(c.output).substr(at, n));
+      auto r = s.feed(std::string_view(c.output).substr(at, n));
       ASSERT_TRUE(r.has_value()) << r.error().to_string();
       for (const auto& v : *r) check.add(v.to_delta());
     }
@@ -131,15 +130,15 @@ TEST_P(FeedView, OnlyViewsAddUpToTheOneShotParse) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Outputs, FeedView, ::testing::ValuesIn(view_cases()),
+INSTANTIATE_TEST_SUITE_P(Outputs, Views, ::testing::ValuesIn(view_cases()),
                          [](const auto& info) { return std::string(info.param.name); });
 
-TEST(FeedView, ViewsStayValidUntilTheNextFeed) {
+TEST(Views, StayValidUntilTheNextFeed) {
   auto p = make_prepared(tag_with_json);
   const std::string text = mixed_text(600);
   session s(p);
   for (std::size_t at = 0; at < text.size(); at += 4) {
-    auto r = s.feed_view(std::string_view(text).substr(at, 4));
+    auto r = s.feed(std::string_view(text).substr(at, 4));
     ASSERT_TRUE(r.has_value());
     std::vector<std::string> copies;
     for (const auto& v : *r) copies.push_back(json::dump(v.to_json()));
@@ -157,7 +156,7 @@ TEST(FeedView, ViewsStayValidUntilTheNextFeed) {
   EXPECT_EQ(s.current().content.value_or(""), text);
 }
 
-TEST(FeedView, FeedAndFeedViewMayBeMixed) {
+TEST(Views, FeedAndFeedCopyMayBeMixed) {
   auto p = make_prepared(tag_with_tagged);
   const std::string output = "<tool_call>\n<function=search>\n<parameter=note>\n" +
                              mixed_text(900) + "\n</parameter>\n</function>\n</tool_call>";
@@ -170,11 +169,11 @@ TEST(FeedView, FeedAndFeedViewMayBeMixed) {
   for (std::size_t at = 0; at < output.size(); at += 4, ++i) {
     const std::string_view chunk = std::string_view(output).substr(at, 4);
     if (i % 9 == 8) {
-      auto r = s.feed(chunk);
+      auto r = s.feed_copy(chunk);
       ASSERT_TRUE(r.has_value()) << r.error().to_string();
       for (const auto& d : *r) check.add(d);
     } else {
-      auto r = s.feed_view(chunk);
+      auto r = s.feed(chunk);
       ASSERT_TRUE(r.has_value()) << r.error().to_string();
       for (const auto& v : *r) check.add(v.to_delta());
     }
@@ -183,15 +182,15 @@ TEST(FeedView, FeedAndFeedViewMayBeMixed) {
   finish_and_check(s, collected, check, *reference);
 }
 
-// After reset() a session streams a new response through feed_view from scratch.
-TEST(FeedView, ResetStartsOver) {
+// After reset() a session streams a new response from scratch.
+TEST(Views, ResetStartsOver) {
   auto p = make_prepared(tag_with_json);
   const std::string text = mixed_text(300);
   session s(p);
   for (int round = 0; round < 2; ++round) {
     std::string got;
     for (std::size_t at = 0; at < text.size(); at += 4) {
-      auto r = s.feed_view(std::string_view(text).substr(at, 4));
+      auto r = s.feed(std::string_view(text).substr(at, 4));
       ASSERT_TRUE(r.has_value());
       for (const auto& v : *r) got += v.content;
     }
