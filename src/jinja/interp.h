@@ -134,17 +134,31 @@ bool apply_test(interp& in, std::string_view name, const value& operand, call_ar
 // Jinja2's built-in filter / test names (an unknown one is a compile-time error).
 bool has_filter(std::string_view name);
 bool has_test(std::string_view name);
-value method_of(interp& in, const value& obj, std::string_view name);      // undefined when none
-value filter_wordwrap(interp& in, const value& operand, call_args& args);  // textwrap.cpp
+value method_of(interp& in, const value& obj, std::string_view name);  // undefined when none
+// A filter; `name` is the name it is called by (aliases share a function).
+using filter_fn = value (*)(interp& in, std::string_view name, const value& operand,
+                            call_args& args);
+value filter_wordwrap(interp&, std::string_view, const value& operand, call_args&);  // textwrap.cpp
 // markup_filters.cpp
-value filter_filesizeformat(interp& in, const value& operand, call_args& args);
-value filter_urlencode(interp& in, const value& operand, call_args& args);
-value filter_xmlattr(interp& in, const value& operand, call_args& args);
+value filter_filesizeformat(interp&, std::string_view, const value& operand, call_args&);
+value filter_urlencode(interp&, std::string_view, const value& operand, call_args&);
+value filter_xmlattr(interp&, std::string_view, const value& operand, call_args&);
 // The built-in globals (range, dict, namespace, ...): one immutable scope shared by every
 // render (the functions are stateless).
 const std::shared_ptr<scope>& builtin_globals();
 std::string tojson(interp& in, const value& v, const value& indent, const value& separators,
                    bool sort_keys, bool ensure_ascii);
+
+// A method bound to `self`; `name` is the name it is called by (aliases share a function).
+using method_fn = value (*)(interp& in, const value& self, std::string_view name, call_args& args);
+
+// The row named `name` in a table of rows with a `name` member, or null.
+template <class Row, std::size_t N>
+const Row* find_row(const Row (&rows)[N], std::string_view name) {
+  for (const Row& row : rows)
+    if (row.name == name) return &row;
+  return nullptr;
+}
 
 // Argument binding helper for built-ins: positional then keyword by name.
 struct arg_reader {

@@ -69,7 +69,7 @@ bool bad_attr_key_char(char c) {  // re.compile(r"[\s/>=]", flags=re.ASCII)
 
 }  // namespace
 
-value filter_filesizeformat(interp& in, const value& v, call_args& args) {
+value filter_filesizeformat(interp& in, std::string_view, const value& v, call_args& args) {
   arg_reader r{in, args, "do_filesizeformat"};
   bool binary = r.get(0, "binary", value::boolean(false)).truthy();
   r.done(1);
@@ -92,7 +92,7 @@ value filter_filesizeformat(interp& in, const value& v, call_args& args) {
   return value::string(fixed1(base * bytes / unit) + " " + (binary ? binary_names : decimal)[i]);
 }
 
-value filter_urlencode(interp& in, const value& v, call_args& args) {
+value filter_urlencode(interp& in, std::string_view, const value& v, call_args& args) {
   arg_reader r{in, args, "do_urlencode"};
   r.done(0);
   std::string out;
@@ -122,7 +122,7 @@ value filter_urlencode(interp& in, const value& v, call_args& args) {
   return value::string(std::move(out));
 }
 
-value filter_xmlattr(interp& in, const value& v, call_args& args) {
+value filter_xmlattr(interp& in, std::string_view, const value& v, call_args& args) {
   arg_reader r{in, args, "do_xmlattr"};
   bool autospace = r.get(0, "autospace", value::boolean(true)).truthy();
   r.done(1);

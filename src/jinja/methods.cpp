@@ -1,7 +1,7 @@
 // Python methods callable on values from templates: str (split/rsplit/strip/startswith/
 // endswith/replace/find/count/format/join/splitlines/case and is* predicates/...), dict
-// (items/keys/values/get/copy) and list/tuple (index/count/copy). Mutating methods are not
-// here: the sandbox refuses them (ops.cpp).
+// (items/keys/values/get/copy) and list/tuple (index/count/copy); in compat mode, Python's
+// in-place list methods. Each type has one table of name → function, read by method_of.
 #include <algorithm>
 #include <cstdio>
 
@@ -11,21 +11,6 @@
 
 namespace chatpeg::jinja::detail {
 namespace {
-
-struct bound_method final : callable_obj {
-  value self;
-  std::string name;
-  std::string repr() const override {
-    return "<built-in method " + name + " of " + type_name(self) + " object>";
-  }
-  value call(interp& in, call_args& args) const override;
-};
-
-bool in_list(std::string_view n, std::initializer_list<const char*> names) {
-  for (const char* x : names)
-    if (n == x) return true;
-  return false;
-}
 
 const std::string* opt_str(interp& in, const value& v, std::string& holder, const char* fn) {
   if (v.is_none() || v.is_undefined()) return nullptr;
@@ -296,210 +281,251 @@ bool is_alnum_cp(char32_t c) {
   return has_prop(c, prop_alpha | prop_decimal | prop_digit | prop_numeric);
 }
 
-value plain_str_method(interp& in, const value& self, std::string_view n, call_args& args) {
-  const std::string& s = self.str();
-  arg_reader r{in, args, n.data()};
-  std::string h1, h2;
-  if (n == "upper") return value::string(py_upper(s));
-  if (n == "lower") return value::string(py_lower(s));
-  if (n == "casefold") return value::string(py_casefold(s));
-  if (n == "title") return value::string(py_title(s));
-  if (n == "capitalize") return value::string(py_capitalize(s));
-  if (n == "swapcase") return value::string(py_swapcase(s));
-  if (n == "strip" || n == "lstrip" || n == "rstrip") {
-    const std::string* chars = opt_str(in, r.get(0, "chars", value::none()), h1, n.data());
-    r.done(1);
-    return value::string(py_strip(s, n != "rstrip", n != "lstrip", chars));
-  }
-  if (n == "split" || n == "rsplit") {
-    const std::string* sep = opt_str(in, r.get(0, "sep", value::none()), h1, n.data());
-    if (sep && sep->empty()) in.fail("empty separator");
-    std::int64_t maxsplit = r.get(1, "maxsplit", value::integer(-1)).as_int();
-    r.done(2);
-    return str_list(n == "split" ? py_split(s, sep, maxsplit) : py_rsplit(s, sep, maxsplit));
-  }
-  if (n == "splitlines") {
-    bool keep = r.get(0, "keepends", value::boolean(false)).truthy();
-    return str_list(py_splitlines(s, keep));
-  }
-  if (n == "startswith" || n == "endswith") {
-    value what = r.get(0, "prefix");
-    std::int64_t len = static_cast<std::int64_t>(utf8_length(s));
-    value st = r.get(1, "start", value::none());
-    value en = r.get(2, "end", value::none());
-    std::int64_t b = st.is_none() ? 0 : st.as_int();
-    std::int64_t e = en.is_none() ? len : en.as_int();
-    if (b < 0) b = std::max<std::int64_t>(0, b + len);
-    if (e < 0) e = std::max<std::int64_t>(0, e + len);
-    e = std::min(e, len);
-    std::string_view sub;
-    if (b <= e) {
-      std::size_t bb = cp_to_byte(s, b), eb = cp_to_byte(s, e);
-      sub = std::string_view(s).substr(bb, eb - bb);
-    } else if (b > len) {
-      return value::boolean(false);
-    }
-    std::vector<value> cands = what.is_tuple() ? what.items() : std::vector<value>{what};
-    for (const auto& c : cands) {
-      if (!c.is_string())
-        in.fail(std::string(n) + " first arg must be str or a tuple of str, not " + type_name(c));
-      const std::string& x = c.str();
-      if (n == "startswith" ? sub.substr(0, x.size()) == x
-                            : (sub.size() >= x.size() && sub.substr(sub.size() - x.size()) == x))
-        return value::boolean(true);
-    }
-    return value::boolean(false);
-  }
-  if (n == "replace") {
-    value a = r.get(0, "old"), b = r.get(1, "new");
-    if (!a.is_string() || !b.is_string()) in.fail("replace() argument must be str");
-    std::int64_t count = r.get(2, "count", value::integer(-1)).as_int();
-    in.check_output_size(py_replace_size(s, a.str(), b.str(), count));
-    std::string out = py_replace(s, a.str(), b.str(), count);
-    return value::string(std::move(out));
-  }
-  if (n == "find" || n == "rfind" || n == "index" || n == "rindex" || n == "count") {
-    value sub = r.get(0, "sub");
-    if (!sub.is_string()) in.fail("must be str, not " + type_name(sub));
-    std::int64_t len = static_cast<std::int64_t>(utf8_length(s));
-    value st = r.get(1, "start", value::none());
-    value en = r.get(2, "end", value::none());
-    std::int64_t b = st.is_none() ? 0 : st.as_int();
-    std::int64_t e = en.is_none() ? len : en.as_int();
-    if (b < 0) b = std::max<std::int64_t>(0, b + len);
-    if (e < 0) e = std::max<std::int64_t>(0, e + len);
-    e = std::min(e, len);
-    std::size_t bb = cp_to_byte(s, b), eb = cp_to_byte(s, std::max(b, e));
-    std::string_view hay = std::string_view(s).substr(bb, eb - bb);
-    const std::string& needle = sub.str();
-    if (n == "count") {
-      if (b > len) return value::integer(0);
-      if (needle.empty()) return value::integer(static_cast<std::int64_t>(utf8_length(hay)) + 1);
-      std::int64_t c = 0;
-      for (std::size_t p = hay.find(needle); p != std::string_view::npos;
-           p = hay.find(needle, p + needle.size()))
-        ++c;
-      return value::integer(c);
-    }
-    std::size_t p = (n == "find" || n == "index") ? hay.find(needle) : hay.rfind(needle);
-    if (b > len) p = std::string_view::npos;
-    if (p == std::string_view::npos) {
-      if (n == "index" || n == "rindex") in.fail("substring not found");
-      return value::integer(-1);
-    }
-    return value::integer(byte_to_cp(s, bb + p));
-  }
-  if (n == "join") {
-    std::string out;
-    bool first = true;
-    for (const auto& item : iterate(in, r.get(0, "iterable"))) {
-      if (!item.is_string())
-        in.fail("sequence item: expected str instance, " + type_name(item) + " found");
-      if (!first) out += s;
-      first = false;
-      out += item.str();
-      in.check_output_size(out.size());
-    }
-    return value::string(std::move(out));
-  }
-  if (n == "format") return value::string(str_format(in, s, args, false));
-  if (n == "isdigit") return value::boolean(all_cps(s, is_digit_cp));
-  if (n == "isdecimal") return value::boolean(all_cps(s, is_decimal_cp));
-  if (n == "isnumeric") return value::boolean(all_cps(s, is_numeric_cp));
-  if (n == "isalpha") return value::boolean(all_cps(s, is_alpha_cp));
-  if (n == "isalnum") return value::boolean(all_cps(s, is_alnum_cp));
-  if (n == "isspace") return value::boolean(all_cps(s, py_is_space));
-  if (n == "isupper" || n == "islower") return value::boolean(py_isupper(s, n == "isupper"));
-  if (n == "istitle") return value::boolean(py_istitle(s));
-  if (n == "partition" || n == "rpartition") {
-    value sep = r.get(0, "sep");
-    if (!sep.is_string() || sep.str().empty()) in.fail("empty separator");
-    std::size_t p = n == "partition" ? s.find(sep.str()) : s.rfind(sep.str());
-    if (p == std::string::npos) {
-      if (n == "partition")
-        return value::tuple({value::string(s), value::string(""), value::string("")});
-      return value::tuple({value::string(""), value::string(""), value::string(s)});
-    }
-    return value::tuple(
-        {value::string(s.substr(0, p)), sep, value::string(s.substr(p + sep.str().size()))});
-  }
-  if (n == "center" || n == "ljust" || n == "rjust" || n == "zfill") {
-    std::int64_t width = r.get(0, "width").as_int();
-    std::string fill = "0";
-    if (n != "zfill") {
-      value f = r.get(1, "fillchar", value::string(" "));
-      if (!f.is_string())
-        in.fail("The fill character must be a unicode character, not " + type_name(f));
-      if (utf8_length(f.str()) != 1)
-        in.fail("The fill character must be exactly one character long");
-      fill = f.str();
-    }
-    auto len = static_cast<std::int64_t>(utf8_length(s));
-    if (width <= len) return self;
-    in.check_output_size(
-        add_sat(s.size(), mul_sat(static_cast<std::uint64_t>(width - len), fill.size())));
-    auto pad = static_cast<std::size_t>(width - len);
-    auto rep = [&](std::size_t k) {
-      std::string o;
-      for (std::size_t i = 0; i < k; ++i) o += fill;
-      return o;
-    };
-    if (n == "ljust") return value::string(s + rep(pad));
-    if (n == "rjust") return value::string(rep(pad) + s);
-    if (n == "zfill") {
-      if (!s.empty() && (s[0] == '-' || s[0] == '+'))
-        return value::string(s.substr(0, 1) + rep(pad) + s.substr(1));
-      return value::string(rep(pad) + s);
-    }
-    std::size_t left = pad / 2 + (pad & static_cast<std::size_t>(width) & 1);
-    return value::string(rep(left) + s + rep(pad - left));
-  }
-  if (n == "removeprefix" || n == "removesuffix") {
-    std::string x = to_str(r.get(0, "prefix"));
-    if (n == "removeprefix" && s.compare(0, x.size(), x) == 0)
-      return value::string(s.substr(x.size()));
-    if (n == "removesuffix" && !x.empty() && s.size() >= x.size() &&
-        s.compare(s.size() - x.size(), x.size(), x) == 0)
-      return value::string(s.substr(0, s.size() - x.size()));
-    return self;
-  }
-  in.fail("'str' object has no attribute '" + std::string(n) + "'");
+// ---- str ----
+
+template <std::string (*convert)(std::string_view)>
+value str_convert(interp&, const value& self, std::string_view, call_args&) {
+  return value::string(convert(self.str()));
 }
 
-// Markup's methods (markupsafe): format/% escape their arguments, join escapes the items,
-// and the str methods markupsafe wraps escape their str arguments and return Markup (lists
-// of Markup for split & co).
-value markup_method(interp& in, const value& self, std::string_view n, call_args& args) {
+// isdigit, isalpha, ...: every code point has the property (and there is one).
+template <bool (*pred)(char32_t)>
+value str_all(interp&, const value& self, std::string_view, call_args&) {
+  return value::boolean(all_cps(self.str(), pred));
+}
+
+value str_strip(interp& in, const value& self, std::string_view n, call_args& args) {
+  arg_reader r{in, args, n.data()};
   const std::string& s = self.str();
-  auto escaped = [](const value& v) {
-    if (v.is_markup()) return v.str();
-    return html_escape(v.is_string() ? v.str() : to_str(v));
-  };
-  if (n == "format") return value::markup(str_format(in, s, args, true));
-  if (n == "join") {
-    arg_reader r{in, args, "join"};
-    std::string out;
-    bool first = true;
-    for (const auto& item : iterate(in, r.get(0, "iterable"))) {
-      if (!first) out += s;
-      first = false;
-      out += escaped(item);
-      in.check_output_size(out.size());
-    }
-    return value::markup(std::move(out));
+  std::string holder;
+  const std::string* chars = opt_str(in, r.get(0, "chars", value::none()), holder, n.data());
+  r.done(1);
+  return value::string(py_strip(s, n != "rstrip", n != "lstrip", chars));
+}
+
+value str_split(interp& in, const value& self, std::string_view n, call_args& args) {
+  arg_reader r{in, args, n.data()};
+  const std::string& s = self.str();
+  std::string holder;
+  const std::string* sep = opt_str(in, r.get(0, "sep", value::none()), holder, n.data());
+  if (sep && sep->empty()) in.fail("empty separator");
+  std::int64_t maxsplit = r.get(1, "maxsplit", value::integer(-1)).as_int();
+  r.done(2);
+  return str_list(n == "split" ? py_split(s, sep, maxsplit) : py_rsplit(s, sep, maxsplit));
+}
+
+value str_splitlines(interp& in, const value& self, std::string_view n, call_args& args) {
+  arg_reader r{in, args, n.data()};
+  const std::string& s = self.str();
+  bool keep = r.get(0, "keepends", value::boolean(false)).truthy();
+  return str_list(py_splitlines(s, keep));
+}
+
+// The optional start and end arguments (positions 1 and 2) of find, count, startswith...:
+// code-point indices clamped as Python clamps slice indices, with the string's length.
+struct start_end {
+  std::int64_t len, b, e;
+};
+start_end start_end_args(arg_reader& r, std::string_view s) {
+  std::int64_t len = static_cast<std::int64_t>(utf8_length(s));
+  value st = r.get(1, "start", value::none());
+  value en = r.get(2, "end", value::none());
+  std::int64_t b = st.is_none() ? 0 : st.as_int();
+  std::int64_t e = en.is_none() ? len : en.as_int();
+  if (b < 0) b = std::max<std::int64_t>(0, b + len);
+  if (e < 0) e = std::max<std::int64_t>(0, e + len);
+  return {len, b, std::min(e, len)};
+}
+
+value str_starts_ends(interp& in, const value& self, std::string_view n, call_args& args) {
+  arg_reader r{in, args, n.data()};
+  const std::string& s = self.str();
+  value what = r.get(0, "prefix");
+  auto [len, b, e] = start_end_args(r, s);
+  std::string_view sub;
+  if (b <= e) {
+    std::size_t bb = cp_to_byte(s, b), eb = cp_to_byte(s, e);
+    sub = std::string_view(s).substr(bb, eb - bb);
+  } else if (b > len) {
+    return value::boolean(false);
   }
-  static const std::string_view wrapped[] = {
-      "capitalize", "title",      "lower",  "upper",  "replace",    "ljust",    "rjust",
-      "lstrip",     "rstrip",     "center", "strip",  "expandtabs", "swapcase", "zfill",
-      "partition",  "rpartition", "split",  "rsplit", "splitlines"};
-  if (std::find(std::begin(wrapped), std::end(wrapped), n) == std::end(wrapped))
-    return plain_str_method(in, self, n, args);
+  std::vector<value> cands = what.is_tuple() ? what.items() : std::vector<value>{what};
+  for (const auto& c : cands) {
+    if (!c.is_string())
+      in.fail(std::string(n) + " first arg must be str or a tuple of str, not " + type_name(c));
+    const std::string& x = c.str();
+    if (n == "startswith" ? sub.substr(0, x.size()) == x
+                          : (sub.size() >= x.size() && sub.substr(sub.size() - x.size()) == x))
+      return value::boolean(true);
+  }
+  return value::boolean(false);
+}
+
+value str_replace(interp& in, const value& self, std::string_view n, call_args& args) {
+  arg_reader r{in, args, n.data()};
+  const std::string& s = self.str();
+  value a = r.get(0, "old"), b = r.get(1, "new");
+  if (!a.is_string() || !b.is_string()) in.fail("replace() argument must be str");
+  std::int64_t count = r.get(2, "count", value::integer(-1)).as_int();
+  in.check_output_size(py_replace_size(s, a.str(), b.str(), count));
+  std::string out = py_replace(s, a.str(), b.str(), count);
+  return value::string(std::move(out));
+}
+
+value str_find(interp& in, const value& self, std::string_view n, call_args& args) {
+  arg_reader r{in, args, n.data()};
+  const std::string& s = self.str();
+  value sub = r.get(0, "sub");
+  if (!sub.is_string()) in.fail("must be str, not " + type_name(sub));
+  auto [len, b, e] = start_end_args(r, s);
+  std::size_t bb = cp_to_byte(s, b), eb = cp_to_byte(s, std::max(b, e));
+  std::string_view hay = std::string_view(s).substr(bb, eb - bb);
+  const std::string& needle = sub.str();
+  if (n == "count") {
+    if (b > len) return value::integer(0);
+    if (needle.empty()) return value::integer(static_cast<std::int64_t>(utf8_length(hay)) + 1);
+    std::int64_t c = 0;
+    for (std::size_t p = hay.find(needle); p != std::string_view::npos;
+         p = hay.find(needle, p + needle.size()))
+      ++c;
+    return value::integer(c);
+  }
+  std::size_t p = (n == "find" || n == "index") ? hay.find(needle) : hay.rfind(needle);
+  if (b > len) p = std::string_view::npos;
+  if (p == std::string_view::npos) {
+    if (n == "index" || n == "rindex") in.fail("substring not found");
+    return value::integer(-1);
+  }
+  return value::integer(byte_to_cp(s, bb + p));
+}
+
+value str_join(interp& in, const value& self, std::string_view n, call_args& args) {
+  arg_reader r{in, args, n.data()};
+  const std::string& s = self.str();
+  std::string out;
+  bool first = true;
+  for (const auto& item : iterate(in, r.get(0, "iterable"))) {
+    if (!item.is_string())
+      in.fail("sequence item: expected str instance, " + type_name(item) + " found");
+    if (!first) out += s;
+    first = false;
+    out += item.str();
+    in.check_output_size(out.size());
+  }
+  return value::string(std::move(out));
+}
+
+value str_is_cased(interp&, const value& self, std::string_view n, call_args&) {
+  const std::string& s = self.str();
+  return value::boolean(py_isupper(s, n == "isupper"));
+}
+
+value str_istitle(interp&, const value& self, std::string_view, call_args&) {
+  const std::string& s = self.str();
+  return value::boolean(py_istitle(s));
+}
+
+value str_partition(interp& in, const value& self, std::string_view n, call_args& args) {
+  arg_reader r{in, args, n.data()};
+  const std::string& s = self.str();
+  value sep = r.get(0, "sep");
+  if (!sep.is_string() || sep.str().empty()) in.fail("empty separator");
+  std::size_t p = n == "partition" ? s.find(sep.str()) : s.rfind(sep.str());
+  if (p == std::string::npos) {
+    if (n == "partition")
+      return value::tuple({value::string(s), value::string(""), value::string("")});
+    return value::tuple({value::string(""), value::string(""), value::string(s)});
+  }
+  return value::tuple(
+      {value::string(s.substr(0, p)), sep, value::string(s.substr(p + sep.str().size()))});
+}
+
+value str_pad(interp& in, const value& self, std::string_view n, call_args& args) {
+  arg_reader r{in, args, n.data()};
+  const std::string& s = self.str();
+  std::int64_t width = r.get(0, "width").as_int();
+  std::string fill = "0";
+  if (n != "zfill") {
+    value f = r.get(1, "fillchar", value::string(" "));
+    if (!f.is_string())
+      in.fail("The fill character must be a unicode character, not " + type_name(f));
+    if (utf8_length(f.str()) != 1) in.fail("The fill character must be exactly one character long");
+    fill = f.str();
+  }
+  auto len = static_cast<std::int64_t>(utf8_length(s));
+  if (width <= len) return self;
+  in.check_output_size(
+      add_sat(s.size(), mul_sat(static_cast<std::uint64_t>(width - len), fill.size())));
+  auto pad = static_cast<std::size_t>(width - len);
+  auto rep = [&](std::size_t k) {
+    std::string o;
+    for (std::size_t i = 0; i < k; ++i) o += fill;
+    return o;
+  };
+  if (n == "ljust") return value::string(s + rep(pad));
+  if (n == "rjust") return value::string(rep(pad) + s);
+  if (n == "zfill") {
+    if (!s.empty() && (s[0] == '-' || s[0] == '+'))
+      return value::string(s.substr(0, 1) + rep(pad) + s.substr(1));
+    return value::string(rep(pad) + s);
+  }
+  std::size_t left = pad / 2 + (pad & static_cast<std::size_t>(width) & 1);
+  return value::string(rep(left) + s + rep(pad - left));
+}
+
+value str_remove_affix(interp& in, const value& self, std::string_view n, call_args& args) {
+  arg_reader r{in, args, n.data()};
+  const std::string& s = self.str();
+  std::string x = to_str(r.get(0, "prefix"));
+  if (n == "removeprefix" && s.compare(0, x.size(), x) == 0)
+    return value::string(s.substr(x.size()));
+  if (n == "removesuffix" && !x.empty() && s.size() >= x.size() &&
+      s.compare(s.size() - x.size(), x.size(), x) == 0)
+    return value::string(s.substr(0, s.size() - x.size()));
+  return self;
+}
+
+value str_format_method(interp& in, const value& self, std::string_view, call_args& args) {
+  return value::string(str_format(in, self.str(), args, false));
+}
+
+// ---- Markup (markupsafe) ----
+
+std::string escaped(const value& v) {
+  if (v.is_markup()) return v.str();
+  return html_escape(v.is_string() ? v.str() : to_str(v));
+}
+
+// format and % escape their arguments.
+value markup_format(interp& in, const value& self, std::string_view, call_args& args) {
+  return value::markup(str_format(in, self.str(), args, true));
+}
+
+// join escapes the items.
+value markup_join(interp& in, const value& self, std::string_view, call_args& args) {
+  arg_reader r{in, args, "join"};
+  const std::string& s = self.str();
+  std::string out;
+  bool first = true;
+  for (const auto& item : iterate(in, r.get(0, "iterable"))) {
+    if (!first) out += s;
+    first = false;
+    out += escaped(item);
+    in.check_output_size(out.size());
+  }
+  return value::markup(std::move(out));
+}
+
+// The str methods markupsafe wraps: their str arguments are escaped and their results are
+// Markup (lists of Markup for split & co).
+value markup_wrapped(interp& in, const value& self, std::string_view n, method_fn fn,
+                     call_args& args) {
   for (auto& a : args.positional)
     if (a.is_string() && !a.is_markup()) a = value::string(html_escape(a.str()));
   for (auto& k : args.keyword)
     if (k.second.is_string() && !k.second.is_markup())
       k.second = value::string(html_escape(k.second.str()));
-  value v = plain_str_method(in, self, n, args);
+  value v = fn(in, self, n, args);
   if (v.is_string()) return value::markup(v.str());
   if (v.is_sequence()) {
     std::vector<value> items;
@@ -509,41 +535,62 @@ value markup_method(interp& in, const value& self, std::string_view n, call_args
   return v;
 }
 
-value str_method(interp& in, const value& self, std::string_view n, call_args& args) {
-  return self.is_markup() ? markup_method(in, self, n, args) : plain_str_method(in, self, n, args);
+// ---- dict ----
+
+value dict_items(interp&, const value& self, std::string_view, call_args&) {
+  std::vector<value> out;
+  out.reserve(self.dict().size());
+  for (const auto& e : self.dict().entries) out.push_back(value::tuple({e.first, e.second}));
+  return value::dict_view(std::move(out), value::view::items);
 }
 
-value dict_method(interp& in, const value& self, std::string_view n, call_args& args) {
+value dict_keys(interp&, const value& self, std::string_view, call_args&) {
+  std::vector<value> out;
+  for (const auto& e : self.dict().entries) out.push_back(e.first);
+  return value::dict_view(std::move(out), value::view::keys);
+}
+
+value dict_values(interp&, const value& self, std::string_view, call_args&) {
+  std::vector<value> out;
+  for (const auto& e : self.dict().entries) out.push_back(e.second);
+  return value::dict_view(std::move(out), value::view::values);
+}
+
+value dict_get(interp& in, const value& self, std::string_view n, call_args& args) {
   arg_reader r{in, args, n.data()};
-  const dict_obj& d = self.dict();
-  if (n == "items") {
-    std::vector<value> out;
-    out.reserve(d.size());
-    for (const auto& e : d.entries) out.push_back(value::tuple({e.first, e.second}));
-    return value::dict_view(std::move(out), value::view::items);
-  }
-  if (n == "keys") {
-    std::vector<value> out;
-    for (const auto& e : d.entries) out.push_back(e.first);
-    return value::dict_view(std::move(out), value::view::keys);
-  }
-  if (n == "values") {
-    std::vector<value> out;
-    for (const auto& e : d.entries) out.push_back(e.second);
-    return value::dict_view(std::move(out), value::view::values);
-  }
-  if (n == "get") {
-    value key = r.get(0, "key");
-    value def = r.get(1, "default", value::none());
-    r.done(2);
-    if (const value* v = d.find(key)) return *v;
-    return def;
-  }
-  if (n == "copy") {
-    auto c = std::make_shared<dict_obj>(d);
-    return value::dict(c);
-  }
-  in.fail("'dict' object has no attribute '" + std::string(n) + "'");
+  value key = r.get(0, "key");
+  value def = r.get(1, "default", value::none());
+  r.done(2);
+  if (const value* v = self.dict().find(key)) return *v;
+  return def;
+}
+
+value dict_copy(interp&, const value& self, std::string_view, call_args&) {
+  return value::dict(std::make_shared<dict_obj>(self.dict()));
+}
+
+// ---- list and tuple ----
+
+value list_index(interp& in, const value& self, std::string_view n, call_args& args) {
+  arg_reader r{in, args, n.data()};
+  value x = r.get(0, "value");
+  const auto& items = self.items();
+  for (std::size_t i = 0; i < items.size(); ++i)
+    if (equals(items[i], x)) return value::integer(static_cast<std::int64_t>(i));
+  in.fail(to_repr(x) + " is not in list");
+}
+
+value list_count(interp& in, const value& self, std::string_view n, call_args& args) {
+  arg_reader r{in, args, n.data()};
+  value x = r.get(0, "value");
+  std::int64_t c = 0;
+  for (const auto& v : self.items())
+    if (equals(v, x)) ++c;
+  return value::integer(c);
+}
+
+value list_copy(interp&, const value& self, std::string_view, call_args&) {
+  return value::list(self.items());
 }
 
 // Whether `v` is or contains the object `self` (a list appended into itself would make
@@ -561,150 +608,233 @@ bool refers_to(const value& v, const object* self) {
 
 // Compat mode's mutable sandbox: Python's in-place list methods. Lists stay bounded (at
 // most limits.max_range items, no cycles).
-value list_mutation(interp& in, const value& self, std::string_view n, call_args& args) {
-  arg_reader r{in, args, n.data()};
-  list_obj& l = self.mutable_list();
-  std::vector<value>& items = l.mutable_items();
-  struct touch {
-    list_obj& l;
-    ~touch() { l.touched(); }
-  } t{l};
-  auto n_items = static_cast<std::int64_t>(items.size());
-  auto check_growth = [&](std::size_t more, const std::vector<value>& added) {
+struct list_edit {
+  interp& in;
+  list_obj& l;
+  std::vector<value>& items;
+  arg_reader& r;
+
+  std::int64_t size() const { return static_cast<std::int64_t>(items.size()); }
+  void check_growth(std::size_t more, const std::vector<value>& added) const {
     if (items.size() + more > in.options.limits.max_range)
       in.fail("list length limit (" + std::to_string(in.options.limits.max_range) + ") exceeded",
               base::errc::limit_exceeded);
     for (const auto& x : added)
       if (refers_to(x, &l)) in.fail("a list cannot contain itself");
-  };
-  auto index_arg = [&](value v) {
+  }
+  std::int64_t index_arg(const value& v) const {
     if (!v.is_int() && !v.is_bool())
       in.fail("'" + type_name(v) + "' object cannot be interpreted as an integer");
     return v.as_int();
-  };
-  if (n == "append") {
-    value x = r.get(0, "object");
-    r.done(1);
-    check_growth(1, {x});
-    items.push_back(std::move(x));
-    return value::none();
   }
-  if (n == "extend") {
-    std::vector<value> more = iterate(in, r.get(0, "iterable"));
-    r.done(1);
-    check_growth(more.size(), more);
-    items.insert(items.end(), more.begin(), more.end());
-    return value::none();
-  }
-  if (n == "insert") {
-    std::int64_t i = index_arg(r.get(0, "index"));
-    value x = r.get(1, "object");
-    r.done(2);
-    check_growth(1, {x});
-    if (i < 0) i = std::max<std::int64_t>(0, i + n_items);
-    i = std::min(i, n_items);
-    items.insert(items.begin() + i, std::move(x));
-    return value::none();
-  }
-  if (n == "pop") {
-    std::int64_t i = index_arg(r.get(0, "index", value::integer(-1)));
-    r.done(1);
-    if (items.empty()) in.fail("pop from empty list");
-    if (i < 0) i += n_items;
-    if (i < 0 || i >= n_items) in.fail("pop index out of range");
-    value x = items[static_cast<std::size_t>(i)];
-    items.erase(items.begin() + i);
-    return x;
-  }
-  if (n == "remove") {
-    value x = r.get(0, "value");
-    r.done(1);
-    for (auto it = items.begin(); it != items.end(); ++it)
-      if (equals(*it, x)) {
-        items.erase(it);
-        return value::none();
-      }
-    in.fail("list.remove(x): x not in list");
-  }
-  if (n == "clear" || n == "reverse") {
-    r.done(0);
-    if (n == "clear")
-      items.clear();
-    else
-      std::reverse(items.begin(), items.end());
-    return value::none();
-  }
-  in.fail("'list' object has no attribute '" + std::string(n) + "'");
-}
+};
 
-value list_method(interp& in, const value& self, std::string_view n, call_args& args) {
+// Runs one in-place edit; the list learns it changed however the edit ends.
+template <value (*edit)(list_edit&)>
+value list_mutation(interp& in, const value& self, std::string_view n, call_args& args) {
   arg_reader r{in, args, n.data()};
-  const auto& items = self.items();
-  if (n == "index") {
-    value x = r.get(0, "value");
-    for (std::size_t i = 0; i < items.size(); ++i)
-      if (equals(items[i], x)) return value::integer(static_cast<std::int64_t>(i));
-    in.fail(to_repr(x) + " is not in list");
-  }
-  if (n == "count") {
-    value x = r.get(0, "value");
-    std::int64_t c = 0;
-    for (const auto& v : items)
-      if (equals(v, x)) ++c;
-    return value::integer(c);
-  }
-  if (n == "copy") return value::list(items);
-  if (in.options.compat && self.is_list()) return list_mutation(in, self, n, args);
-  in.fail("'list' object has no attribute '" + std::string(n) + "'");
+  list_obj& l = self.mutable_list();
+  struct touch {
+    list_obj& l;
+    ~touch() { l.touched(); }
+  } t{l};
+  list_edit e{in, l, l.mutable_items(), r};
+  return edit(e);
 }
 
-value bound_method::call(interp& in, call_args& args) const {
-  switch (self.kind()) {
-    case vkind::string:
-      return str_method(in, self, name, args);
-    case vkind::dict:
-      return dict_method(in, self, name, args);
-    case vkind::list:
-    case vkind::tuple:
-      return list_method(in, self, name, args);
-    default:
-      in.fail("not callable");
-  }
+value list_append(list_edit& e) {
+  value x = e.r.get(0, "object");
+  e.r.done(1);
+  e.check_growth(1, {x});
+  e.items.push_back(std::move(x));
+  return value::none();
 }
+
+value list_extend(list_edit& e) {
+  std::vector<value> more = iterate(e.in, e.r.get(0, "iterable"));
+  e.r.done(1);
+  e.check_growth(more.size(), more);
+  e.items.insert(e.items.end(), more.begin(), more.end());
+  return value::none();
+}
+
+value list_insert(list_edit& e) {
+  std::int64_t i = e.index_arg(e.r.get(0, "index"));
+  value x = e.r.get(1, "object");
+  e.r.done(2);
+  e.check_growth(1, {x});
+  if (i < 0) i = std::max<std::int64_t>(0, i + e.size());
+  i = std::min(i, e.size());
+  e.items.insert(e.items.begin() + i, std::move(x));
+  return value::none();
+}
+
+value list_pop(list_edit& e) {
+  std::int64_t i = e.index_arg(e.r.get(0, "index", value::integer(-1)));
+  e.r.done(1);
+  if (e.items.empty()) e.in.fail("pop from empty list");
+  if (i < 0) i += e.size();
+  if (i < 0 || i >= e.size()) e.in.fail("pop index out of range");
+  value x = e.items[static_cast<std::size_t>(i)];
+  e.items.erase(e.items.begin() + i);
+  return x;
+}
+
+value list_remove(list_edit& e) {
+  value x = e.r.get(0, "value");
+  e.r.done(1);
+  for (auto it = e.items.begin(); it != e.items.end(); ++it)
+    if (equals(*it, x)) {
+      e.items.erase(it);
+      return value::none();
+    }
+  e.in.fail("list.remove(x): x not in list");
+}
+
+value list_clear(list_edit& e) {
+  e.r.done(0);
+  e.items.clear();
+  return value::none();
+}
+
+value list_reverse(list_edit& e) {
+  e.r.done(0);
+  std::reverse(e.items.begin(), e.items.end());
+  return value::none();
+}
+
+// ---- the tables ----
+
+// On a Markup string, a str method runs unchanged, is wrapped (`markup_wraps`: arguments
+// escaped, Markup returned) or is replaced (`on_markup`).
+struct str_method_row {
+  std::string_view name;
+  method_fn fn;
+  bool markup_wraps = false;
+  method_fn on_markup = nullptr;
+};
+
+const str_method_row str_methods[] = {
+    {"upper", str_convert<py_upper>, true},
+    {"lower", str_convert<py_lower>, true},
+    {"casefold", str_convert<py_casefold>},
+    {"title", str_convert<py_title>, true},
+    {"capitalize", str_convert<py_capitalize>, true},
+    {"swapcase", str_convert<py_swapcase>, true},
+    {"strip", str_strip, true},
+    {"lstrip", str_strip, true},
+    {"rstrip", str_strip, true},
+    {"split", str_split, true},
+    {"rsplit", str_split, true},
+    {"splitlines", str_splitlines, true},
+    {"startswith", str_starts_ends},
+    {"endswith", str_starts_ends},
+    {"replace", str_replace, true},
+    {"find", str_find},
+    {"rfind", str_find},
+    {"index", str_find},
+    {"rindex", str_find},
+    {"count", str_find},
+    {"join", str_join, false, markup_join},
+    {"format", str_format_method, false, markup_format},
+    {"isdigit", str_all<is_digit_cp>},
+    {"isdecimal", str_all<is_decimal_cp>},
+    {"isnumeric", str_all<is_numeric_cp>},
+    {"isalpha", str_all<is_alpha_cp>},
+    {"isalnum", str_all<is_alnum_cp>},
+    {"isspace", str_all<py_is_space>},
+    {"isupper", str_is_cased},
+    {"islower", str_is_cased},
+    {"istitle", str_istitle},
+    {"partition", str_partition, true},
+    {"rpartition", str_partition, true},
+    {"center", str_pad, true},
+    {"ljust", str_pad, true},
+    {"rjust", str_pad, true},
+    {"zfill", str_pad, true},
+    {"removeprefix", str_remove_affix},
+    {"removesuffix", str_remove_affix},
+};
+
+struct dict_method_row {
+  std::string_view name;
+  method_fn fn;
+};
+
+const dict_method_row dict_methods[] = {
+    {"items", dict_items}, {"keys", dict_keys}, {"values", dict_values},
+    {"get", dict_get},     {"copy", dict_copy},
+};
+
+// Tuples have the methods marked `on_tuple`; the in-place ones (`mutates`) exist on lists in
+// compat mode only, and never on dict views.
+struct list_method_row {
+  std::string_view name;
+  method_fn fn;
+  bool on_tuple = false;
+  bool mutates = false;
+};
+
+const list_method_row list_methods[] = {
+    {"index", list_index, true},
+    {"count", list_count, true},
+    {"copy", list_copy},
+    {"append", list_mutation<list_append>, false, true},
+    {"extend", list_mutation<list_extend>, false, true},
+    {"insert", list_mutation<list_insert>, false, true},
+    {"pop", list_mutation<list_pop>, false, true},
+    {"remove", list_mutation<list_remove>, false, true},
+    {"clear", list_mutation<list_clear>, false, true},
+    {"reverse", list_mutation<list_reverse>, false, true},
+};
+
+struct bound_method final : callable_obj {
+  value self;
+  std::string name;
+  method_fn fn = nullptr;
+  bool wrap_markup = false;  // a markupsafe-wrapped method on Markup
+  std::string repr() const override {
+    return "<built-in method " + name + " of " + type_name(self) + " object>";
+  }
+  value call(interp& in, call_args& args) const override {
+    if (wrap_markup) return markup_wrapped(in, self, name, fn, args);
+    return fn(in, self, name, args);
+  }
+};
 
 }  // namespace
 
 value method_of(interp& in, const value& obj, std::string_view n) {
-  bool ok = false;
+  method_fn fn = nullptr;
+  bool wrapped = false;
   switch (obj.kind()) {
     case vkind::string:
-      ok = in_list(
-          n, {"upper",      "lower",        "casefold",    "title",   "capitalize", "swapcase",
-              "strip",      "lstrip",       "rstrip",      "split",   "rsplit",     "splitlines",
-              "startswith", "endswith",     "replace",     "find",    "rfind",      "index",
-              "rindex",     "count",        "join",        "format",  "isdigit",    "isdecimal",
-              "isnumeric",  "isalpha",      "isalnum",     "isspace", "isupper",    "islower",
-              "istitle",    "partition",    "rpartition",  "center",  "ljust",      "rjust",
-              "zfill",      "removeprefix", "removesuffix"});
+      if (const str_method_row* row = find_row(str_methods, n)) {
+        fn = obj.is_markup() && row->on_markup ? row->on_markup : row->fn;
+        wrapped = obj.is_markup() && row->markup_wraps;
+      }
       break;
     case vkind::dict:
-      ok = in_list(n, {"items", "keys", "values", "get", "copy"});
+      if (const dict_method_row* row = find_row(dict_methods, n)) fn = row->fn;
       break;
     case vkind::list:
-      ok = in_list(n, {"index", "count", "copy"}) ||
-           (in.options.compat && obj.view_kind() == value::view::none &&
-            in_list(n, {"append", "extend", "insert", "pop", "remove", "clear", "reverse"}));
-      break;
     case vkind::tuple:
-      ok = in_list(n, {"index", "count"});
+      if (const list_method_row* row = find_row(list_methods, n)) {
+        bool ok = obj.is_list()
+                      ? !row->mutates || (in.options.compat && obj.view_kind() == value::view::none)
+                      : row->on_tuple;
+        if (ok) fn = row->fn;
+      }
       break;
     default:
       break;
   }
-  if (!ok) return value();
+  if (!fn) return value();
   auto m = std::make_shared<bound_method>();
   m->self = obj;
   m->name = std::string(n);
+  m->fn = fn;
+  m->wrap_markup = wrapped;
   return value::callable(m);
 }
 

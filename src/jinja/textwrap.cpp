@@ -169,7 +169,7 @@ wrap_status wrap_lines(const std::vector<char32_t>& text, const wrap_options& o,
   return wrap_status::ok;
 }
 
-value filter_wordwrap(interp& in, const value& v, call_args& args) {
+value filter_wordwrap(interp& in, std::string_view, const value& v, call_args& args) {
   arg_reader r{in, args, "do_wordwrap"};
   value width = r.get(0, "width", value::integer(79));
   value break_long = r.get(1, "break_long_words", value::boolean(true));
