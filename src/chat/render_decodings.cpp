@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "chat/analysis_detail.h"
+#include "chatpeg/base/strings.h"
 #include "chatpeg/base/utf8.h"
 
 namespace chatpeg::chat::detail {
@@ -43,10 +44,7 @@ std::size_t numeric_reference(std::string_view s, std::uint32_t& cp) {
   cp = 0;
   for (; i < s.size() && i - first < 7; ++i) {
     const char c = s[i];
-    int d = -1;
-    if (c >= '0' && c <= '9') d = c - '0';
-    if (hex && c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    if (hex && c >= 'A' && c <= 'F') d = c - 'A' + 10;
+    const int d = hex ? base::hex_value(c) : c >= '0' && c <= '9' ? c - '0' : -1;
     if (d < 0) break;
     cp = cp * (hex ? 16 : 10) + static_cast<std::uint32_t>(d);
   }

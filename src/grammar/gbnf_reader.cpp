@@ -17,6 +17,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "chatpeg/base/strings.h"
 #include "chatpeg/base/utf8.h"
 #include "grammar/gbnf_internal.h"
 
@@ -32,13 +33,6 @@ constexpr std::uint32_t max_repeat_count = 1000000;
 
 bool is_word_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
 }
 
 range_list normalize(range_list ranges) {
@@ -193,7 +187,7 @@ bool reader::parse_escape(char32_t& out) {
   }
   std::uint32_t value = 0;
   for (int i = 0; i < digits; ++i) {
-    const int h = hex_value(peek());
+    const int h = base::hex_value(peek());
     if (h < 0) {
       return syntax(
           pos_,

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "chatpeg/base/strings.h"
+
 namespace chatpeg::http {
 
 namespace {
@@ -52,13 +54,6 @@ bool is_token(std::string_view s) {
 // field-vchar, SP or HTAB (RFC 9110 5.5): every byte but controls and DEL.
 bool is_field_char(char c) {
   return c == '\t' || (byte(c) >= 0x20 && byte(c) != 0x7F);
-}
-
-int hex_value(char c) {
-  if (is_digit(c)) return c - '0';
-  const char l = lower(c);
-  if (l >= 'a' && l <= 'f') return l - 'a' + 10;
-  return -1;
 }
 
 std::string_view trim_ows(std::string_view s) {
@@ -618,11 +613,11 @@ void request_parser::on_head_end() {
 void request_parser::on_chunk_size(std::string_view line) {
   std::size_t i = 0;
   std::uint64_t size = 0;
-  for (; i < line.size() && hex_value(line[i]) >= 0; ++i) {
+  for (; i < line.size() && base::hex_value(line[i]) >= 0; ++i) {
     if (size > (std::numeric_limits<std::uint64_t>::max() >> 4)) {
       return fail(400, "chunk size out of range");
     }
-    size = size * 16 + static_cast<std::uint64_t>(hex_value(line[i]));
+    size = size * 16 + static_cast<std::uint64_t>(base::hex_value(line[i]));
   }
   const std::string_view ext = line.substr(i);
   if (i == 0 || (!ext.empty() && ext.front() != ';' && !is_ows(ext.front()))) {

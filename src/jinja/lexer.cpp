@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "chatpeg/base/strings.h"
 #include "chatpeg/base/utf8.h"
 
 namespace chatpeg::jinja::detail {
@@ -50,10 +51,7 @@ std::string unescape(std::string_view s) {
       for (std::size_t k = 1; k <= count; ++k) {
         if (i + k >= s.size()) return false;
         char h = s[i + k];
-        int d = is_digit(h)              ? h - '0'
-                : (h >= 'a' && h <= 'f') ? h - 'a' + 10
-                : (h >= 'A' && h <= 'F') ? h - 'A' + 10
-                                         : -1;
+        const int d = base::hex_value(h);
         if (d < 0) return false;
         cp = cp * 16 + static_cast<char32_t>(d);
       }

@@ -3,17 +3,11 @@
 // Malformed classes are reported as data (the builder defers them to build()).
 #include "peg/char_class_syntax.h"
 
+#include "chatpeg/base/strings.h"
 #include "chatpeg/base/utf8.h"
 
 namespace chatpeg::peg::detail {
 namespace {
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 bool is_punct(char c) {
   return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) ||
@@ -87,7 +81,7 @@ bool read_code_point(std::string_view text, std::size_t& i, char32_t& cp, std::s
   }
   char32_t v = 0;
   for (std::size_t k = 0; k < digits; ++k) {
-    const int h = hex_value(text[i + 2 + k]);
+    const int h = base::hex_value(text[i + 2 + k]);
     if (h < 0) {
       error = std::string("bad hex digit in \\") + e + " escape in character class";
       return false;

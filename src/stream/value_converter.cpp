@@ -8,6 +8,7 @@
 
 #include <cstdio>
 
+#include "chatpeg/base/strings.h"
 #include "chatpeg/base/utf8.h"
 #include "chatpeg/json/json.h"
 
@@ -31,11 +32,6 @@ bool is_key_char(char c) {
 }
 bool is_hex(char c) {
   return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-int hex_value(char c) {
-  if (is_digit(c)) return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return c - 'A' + 10;
 }
 
 // The letter of a JSON escape that stands alone (\" \\ \/ \b \f \n \r \t).
@@ -81,7 +77,7 @@ std::size_t verbatim_escape_length(std::string_view text, std::size_t p) {
   unsigned cp = 0;
   for (std::size_t k = p + 2; k < p + 6; ++k) {
     if (!is_hex(text[k])) return 0;
-    cp = cp * 16 + static_cast<unsigned>(hex_value(text[k]));
+    cp = cp * 16 + static_cast<unsigned>(base::hex_value(text[k]));
   }
   return cp >= 0xD800 && cp <= 0xDBFF ? 0 : 6;
 }
@@ -332,7 +328,7 @@ bool value_converter::escape_step(char c, std::string& out) {
   if (word_.size() < need + 1) return true;
   if (kind == 'u') {
     char32_t cp = 0;
-    for (std::size_t i = 1; i < word_.size(); ++i) cp = cp * 16 + hex_value(word_[i]);
+    for (std::size_t i = 1; i < word_.size(); ++i) cp = cp * 16 + base::hex_value(word_[i]);
     const bool high = cp >= 0xD800 && cp <= 0xDBFF;
     const bool low = cp >= 0xDC00 && cp <= 0xDFFF;
     if (!low) flush_high_surrogate(out);
@@ -346,7 +342,7 @@ bool value_converter::escape_step(char c, std::string& out) {
     }
   } else {
     char32_t cp = 0;
-    for (std::size_t i = 1; i < word_.size(); ++i) cp = cp * 16 + hex_value(word_[i]);
+    for (std::size_t i = 1; i < word_.size(); ++i) cp = cp * 16 + base::hex_value(word_[i]);
     if (cp > 0x10FFFF) {
       fail();
       return true;
