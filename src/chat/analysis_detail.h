@@ -158,8 +158,13 @@ struct dedicated_format {
   std::string_view name;
   std::function<bool(std::string_view source)> matches;
   std::function<void(std::string_view source, analysis& out)> describe;  // fills syntax + tokens
+  // Text a generation prompt may end with that opens the output's syntax (functionary's
+  // ">>>" before the recipient): the parser then reads it in front of the output.
+  std::string_view prompt_opener = {};
 };
 const std::vector<dedicated_format>& dedicated_formats();
+// The prompt_opener of the dedicated format named `handler` (empty for any other).
+std::string_view dedicated_prompt_opener(std::string_view handler);
 
 struct fixup {
   std::string_view name;

@@ -170,7 +170,7 @@ const std::vector<dedicated_format>& dedicated_formats() {
        [](std::string_view, analysis& a) { describe_as("gpt-oss", a); }},
       {"functionary-v3.2",
        [](std::string_view s) { return has(s, ">>>all") && has(s, ">>>${recipient}"); },
-       [](std::string_view, analysis& a) { functionary_v3_2(a); }},
+       [](std::string_view, analysis& a) { functionary_v3_2(a); }, ">>>"},
       {"ministral-3", [](std::string_view s) { return has(s, "[TOOL_CALLS]") && has(s, "[ARGS]"); },
        ministral_3},
       {"kimi-k2", [](std::string_view s) { return has(s, "<|tool_calls_section_begin|>"); },
@@ -196,6 +196,12 @@ const std::vector<dedicated_format>& dedicated_formats() {
        [](std::string_view, analysis& a) { firefunction_v2(a); }},
   };
   return rows;
+}
+
+std::string_view dedicated_prompt_opener(std::string_view handler) {
+  for (const auto& row : dedicated_formats())
+    if (row.name == handler) return row.prompt_opener;
+  return {};
 }
 
 }  // namespace chatpeg::chat::detail

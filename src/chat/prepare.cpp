@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <string>
 
+#include "chat/analysis_detail.h"
 #include "chat/variables.h"
 #include "chatpeg/chat/parser_gen.h"
 #include "chatpeg/chat/prepare.h"
@@ -200,9 +201,9 @@ base::result<prepared> prepare(const chat_template& tmpl, const request& req,
       }
     }
   }
-  if (parse_prefix.empty() && a.handler == "functionary-v3.2" && generation_prompt.size() >= 3 &&
-      generation_prompt.compare(generation_prompt.size() - 3, 3, ">>>") == 0) {
-    parse_prefix = ">>>";
+  const std::string_view opener = detail::dedicated_prompt_opener(a.handler);
+  if (parse_prefix.empty() && !opener.empty() && generation_prompt.ends_with(opener)) {
+    parse_prefix = opener;
   }
 
   auto out = generate(
