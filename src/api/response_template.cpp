@@ -97,9 +97,7 @@ json response_template::parse(std::string_view output,
 json response_template::parse_message(std::string_view output,
                                       const response_parse_options& options) const {
   chat::message msg = detail::take(response::to_message(parse(output, options)));
-  for (auto& call : msg.tool_calls) {  // as OpenAI sends them: every call has an id
-    if (call.id.empty()) call.id = stream::generate_call_id();
-  }
+  msg.fill_call_ids(stream::generate_call_id);
   return msg.to_json();
 }
 

@@ -38,8 +38,7 @@ std::shared_ptr<const chat::chat_template> compile(jinja::template_source src, s
   chat::template_options topts;
   topts.file = std::move(file);
   topts.special_tokens = std::move(src.special_tokens);
-  if (options.bos_token) topts.special_tokens["bos_token"] = *options.bos_token;
-  if (options.eos_token) topts.special_tokens["eos_token"] = *options.eos_token;
+  topts.override_bos_eos(options.bos_token, options.eos_token);
   return detail::take(chat::chat_template::create(std::move(src.source), std::move(topts)));
 }
 
@@ -128,9 +127,7 @@ prepared_request chat_template::prepare(const json& request) const {
 json chat_template::parse(std::string_view output, const json& request) const {
   const chat::prepared p = prepare_of(*impl_->compiled, request, false);
   chat::message msg = detail::take(stream::parse(p, output));
-  for (auto& call : msg.tool_calls) {  // as OpenAI sends them: every call has an id
-    if (call.id.empty()) call.id = stream::generate_call_id();
-  }
+  msg.fill_call_ids(stream::generate_call_id);
   return msg.to_json();
 }
 

@@ -28,4 +28,10 @@ json::value message::to_json() const {
   return out;
 }
 
+void message::fill_call_ids(std::string (*next_id)()) {
+  for (auto& call : tool_calls) {
+    if (call.id.empty()) call.id = next_id();
+  }
+}
+
 }  // namespace chatpeg::chat

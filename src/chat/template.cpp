@@ -80,6 +80,12 @@ void chat_template::choose_analysis(chat_template& t) {
   t.analysis_ = std::move(*first);
 }
 
+void template_options::override_bos_eos(const std::optional<std::string>& bos,
+                                        const std::optional<std::string>& eos) {
+  if (bos) special_tokens["bos_token"] = *bos;
+  if (eos) special_tokens["eos_token"] = *eos;
+}
+
 base::result<std::shared_ptr<const chat_template>> chat_template::create(std::string source,
                                                                          template_options options) {
   auto prog = jinja::parse_template(source, {.file = options.file});

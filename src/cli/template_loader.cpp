@@ -58,8 +58,7 @@ std::shared_ptr<const chat::chat_template> load_chat_template(const template_arg
   chat::template_options options;
   options.file = args.path;
   options.special_tokens = src->special_tokens;
-  if (args.bos) options.special_tokens["bos_token"] = *args.bos;
-  if (args.eos) options.special_tokens["eos_token"] = *args.eos;
+  options.override_bos_eos(args.bos, args.eos);
   if (!args.analysis.empty()) {
     auto j = read_json_file(args.analysis, code);
     if (!j) return nullptr;

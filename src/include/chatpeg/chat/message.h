@@ -27,6 +27,8 @@ struct message {
   // {"name","arguments"}}]} with absent fields omitted and content null when there is none
   // but there are tool calls (README.md, "The command").
   json::value to_json() const;
+  // As OpenAI sends them, every call has an id: each call without one gets next_id().
+  void fill_call_ids(std::string (*next_id)());
 };
 
 enum class tool_choice_mode : std::uint8_t { auto_, none, required, named };

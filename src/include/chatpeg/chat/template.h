@@ -18,6 +18,10 @@ struct template_options {
   json::value special_tokens = json::value::object();  // bos_token, eos_token, ...
   // Use this analysis instead of analysing (loaded from `--analysis FILE`).
   std::optional<analysis> analysis_override;
+
+  // Puts the bos / eos tokens given (a user's --bos / --eos) in place of the file's.
+  void override_bos_eos(const std::optional<std::string>& bos,
+                        const std::optional<std::string>& eos);
 };
 
 class chat_template {
