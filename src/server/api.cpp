@@ -116,4 +116,22 @@ std::optional<openai_error> text_of_parts(const json::value& content, const std:
   return std::nullopt;
 }
 
+std::optional<openai_error> translate_tools(const json::value& body, json::value& chat,
+                                            tool_function_reader function_of) {
+  if (!body.contains("tools") || body["tools"].is_null()) return std::nullopt;
+  const json::value& tools = body["tools"];
+  if (!tools.is_array()) return field_error("$.tools", "expected an array");
+  json::value out = json::value::array();
+  for (std::size_t i = 0; i < tools.size(); ++i) {
+    const std::string p = json::path_index("$.tools", i);
+    const json::value& t = tools[i];
+    if (!t.is_object()) return field_error(p, "expected an object");
+    json::value fn;
+    if (auto e = function_of(t, p, fn)) return e;
+    out.push_back({{"type", "function"}, {"function", std::move(fn)}});
+  }
+  if (!out.empty()) chat["tools"] = std::move(out);
+  return std::nullopt;
+}
+
 }  // namespace chatpeg::server::detail

@@ -62,6 +62,14 @@ openai_error field_error(const std::string& path, const std::string& message);
 // Appends the object member `key` (a string) to out, or an error naming path.key.
 std::optional<openai_error> append_string_field(const json::value& v, const char* key,
                                                 const std::string& path, std::string& out);
+// The function object of one tool of another API's body (`tool` is an object at `path`).
+using tool_function_reader = std::optional<openai_error> (*)(const json::value& tool,
+                                                             const std::string& path,
+                                                             json::value& function);
+// The body's `tools` (absent or null: none) as Chat Completions tools in chat["tools"]: an
+// array of objects, each turned into {"type":"function","function":...} by `function_of`.
+std::optional<openai_error> translate_tools(const json::value& body, json::value& chat,
+                                            tool_function_reader function_of);
 // The text of `content`: a string, or an array of parts {type (one of `types`), text} joined.
 std::optional<openai_error> text_of_parts(const json::value& content, const std::string& path,
                                           std::initializer_list<std::string_view> types,

@@ -138,32 +138,26 @@ std::optional<openai_error> translate_messages(const json::value& body, json::va
   return std::nullopt;
 }
 
-std::optional<openai_error> translate_tools(const json::value& body, json::value& chat) {
-  if (body.contains("tools") && !body["tools"].is_null()) {
-    const json::value& tools = body["tools"];
-    if (!tools.is_array()) return field_error("$.tools", "expected an array");
-    json::value out = json::value::array();
-    for (std::size_t i = 0; i < tools.size(); ++i) {
-      const std::string p = json::path_index("$.tools", i);
-      const json::value& t = tools[i];
-      if (!t.is_object()) return field_error(p, "expected an object");
-      if (t.contains("type") && t["type"] != "custom")
-        return field_error(p + ".type",
-                           "built-in tool types are not supported; give name and input_schema");
-      if (!t.contains("name") || !t["name"].is_string())
-        return field_error(p + ".name", "expected a string");
-      if (!t.contains("input_schema") || !t["input_schema"].is_object())
-        return field_error(p + ".input_schema", "expected an object");
-      json::value fn = {{"name", t["name"]}, {"parameters", t["input_schema"]}};
-      if (t.contains("description")) {
-        if (!t["description"].is_string())
-          return field_error(p + ".description", "expected a string");
-        fn["description"] = t["description"];
-      }
-      out.push_back({{"type", "function"}, {"function", std::move(fn)}});
-    }
-    if (!out.empty()) chat["tools"] = std::move(out);
+// A custom tool {name, description, input_schema} as a function.
+std::optional<openai_error> tool_function(const json::value& t, const std::string& p,
+                                          json::value& fn) {
+  if (t.contains("type") && t["type"] != "custom")
+    return field_error(p + ".type",
+                       "built-in tool types are not supported; give name and input_schema");
+  if (!t.contains("name") || !t["name"].is_string())
+    return field_error(p + ".name", "expected a string");
+  if (!t.contains("input_schema") || !t["input_schema"].is_object())
+    return field_error(p + ".input_schema", "expected an object");
+  fn = {{"name", t["name"]}, {"parameters", t["input_schema"]}};
+  if (t.contains("description")) {
+    if (!t["description"].is_string()) return field_error(p + ".description", "expected a string");
+    fn["description"] = t["description"];
   }
+  return std::nullopt;
+}
+
+std::optional<openai_error> tools_and_choice(const json::value& body, json::value& chat) {
+  if (auto e = translate_tools(body, chat, tool_function)) return e;
   if (body.contains("tool_choice") && !body["tool_choice"].is_null()) {
     const json::value& tc = body["tool_choice"];
     if (!tc.is_object() || !tc.contains("type") || !tc["type"].is_string())
@@ -210,7 +204,7 @@ std::optional<openai_error> messages_to_chat(const json::value& body, json::valu
   json::value messages = json::value::array();
   if (auto e = translate_messages(body, messages)) return e;
   chat["messages"] = std::move(messages);
-  if (auto e = translate_tools(body, chat)) return e;
+  if (auto e = tools_and_choice(body, chat)) return e;
   for (const char* k : {"temperature", "top_p"}) {
     if (!body.contains(k)) continue;
     if (!body[k].is_number()) return field_error(std::string("$.") + k, "expected a number");

@@ -100,30 +100,23 @@ std::optional<openai_error> input_item(const json::value& it, const std::string&
   return std::nullopt;
 }
 
+// A function tool {type: function, name, description, parameters} as a function.
+std::optional<openai_error> tool_function(const json::value& t, const std::string& p,
+                                          json::value& fn) {
+  if (string_or(t, "type") != "function")
+    return field_error(p + ".type", "only function tools are supported (built-in tools are not)");
+  std::string name;
+  if (auto e = string_field(t, "name", p, name)) return e;
+  fn = {{"name", name}};
+  if (t.contains("description")) fn["description"] = t["description"];
+  fn["parameters"] = t.contains("parameters") && t["parameters"].is_object()
+                         ? t["parameters"]
+                         : json::value{{"type", "object"}, {"properties", json::value::object()}};
+  return std::nullopt;
+}
+
 std::optional<openai_error> tools_and_choice(const json::value& body, json::value& chat) {
-  if (body.contains("tools") && !body["tools"].is_null()) {
-    const json::value& tools = body["tools"];
-    if (!tools.is_array()) return field_error("$.tools", "expected an array");
-    json::value out = json::value::array();
-    for (std::size_t i = 0; i < tools.size(); ++i) {
-      const std::string p = json::path_index("$.tools", i);
-      const json::value& t = tools[i];
-      if (!t.is_object()) return field_error(p, "expected an object");
-      if (string_or(t, "type") != "function")
-        return field_error(p + ".type",
-                           "only function tools are supported (built-in tools are not)");
-      std::string name;
-      if (auto e = string_field(t, "name", p, name)) return e;
-      json::value fn = {{"name", name}};
-      if (t.contains("description")) fn["description"] = t["description"];
-      fn["parameters"] =
-          t.contains("parameters") && t["parameters"].is_object()
-              ? t["parameters"]
-              : json::value{{"type", "object"}, {"properties", json::value::object()}};
-      out.push_back({{"type", "function"}, {"function", std::move(fn)}});
-    }
-    if (!out.empty()) chat["tools"] = std::move(out);
-  }
+  if (auto e = translate_tools(body, chat, tool_function)) return e;
   if (body.contains("tool_choice") && !body["tool_choice"].is_null()) {
     const json::value& tc = body["tool_choice"];
     if (tc.is_string()) {
