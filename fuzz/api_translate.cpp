@@ -15,7 +15,7 @@
 #include "chatpeg/chat/template.h"
 #include "chatpeg/json/json.h"
 #include "fuzz_util.h"
-#include "server/api.h"
+#include "server/wire_api.h"
 #include "server/messages_api.h"
 #include "server/responses_api.h"
 

@@ -14,15 +14,15 @@
 #include <mutex>
 #include <thread>
 
-#include "api.h"
 #include "auth.h"
+#include "chat_completions.h"
 #include "chatpeg/http/server.h"
-#include "completion.h"
 #include "messages_api.h"
 #include "metrics.h"
 #include "pipeline.h"
 #include "responses_api.h"
 #include "routes.h"
+#include "wire_api.h"
 
 namespace chatpeg::server {
 

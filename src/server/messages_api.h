@@ -7,12 +7,12 @@
 #include <optional>
 #include <string>
 
-#include "api.h"
+#include "chat_completions.h"
 #include "chatpeg/chat/message.h"
 #include "chatpeg/json/json.h"
 #include "chatpeg/server/backend.h"
 #include "chatpeg/stream/session.h"
-#include "completion.h"
+#include "wire_api.h"
 
 namespace chatpeg::server::detail {
 

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "api.h"
+#include "chat_completions.h"
 #include "chatpeg/chat/message.h"
 #include "chatpeg/json/json.h"
-#include "completion.h"
+#include "wire_api.h"
 
 namespace chatpeg::server::detail {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "api.h"
+#include "wire_api.h"
 
 namespace chatpeg::server::detail {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "chatpeg/json/json.h"
-#include "server/completion.h"
+#include "server/chat_completions.h"
 
 namespace chatpeg::server::testing {
 

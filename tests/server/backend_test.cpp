@@ -8,9 +8,9 @@
 
 #include <thread>
 
-#include "server/completion.h"
 #include "fixture_backend.h"
 #include "raw_backend.h"
+#include "server/chat_completions.h"
 
 namespace chatpeg::server {
 namespace {

@@ -12,10 +12,10 @@
 #include <string>
 #include <string_view>
 
+#include "chat_completions.h"
 #include "chatpeg/chat/message.h"
 #include "chatpeg/json/json.h"
 #include "chatpeg/stream/session.h"
-#include "completion.h"
 
 namespace chatpeg::server::detail {
 

@@ -1,7 +1,7 @@
-// The gateway's APIs (api.h): the dispatch by API, and Chat Completions' own stream writer
+// The gateway's APIs (wire_api.h): the dispatch by API, and Chat Completions' own stream writer
 // ("data:" chunks, the finish chunk, the usage chunk, [DONE]). The Messages and Responses
 // serializers live in messages_api.cpp and responses_api.cpp.
-#include "api.h"
+#include "wire_api.h"
 
 #include <algorithm>
 

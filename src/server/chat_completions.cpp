@@ -1,7 +1,7 @@
 // OpenAI chat API ⇄ chatpeg translation for the gateway: validates request bodies (wrong
 // types are 400s with the JSON path), maps chat::prepared onto backend parameters, and builds
 // the exact OpenAI response objects (chat.completion, chat.completion.chunk, error).
-#include "completion.h"
+#include "chat_completions.h"
 
 #include <algorithm>
 #include <atomic>
