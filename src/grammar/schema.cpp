@@ -597,6 +597,11 @@ base::result<peg::parser> schema_compiler::compile(const json::value& s, const s
   return choice_of(std::move(alts));
 }
 
+void schema_compiler::push_typed(std::vector<alternative>& out, peg::parser p, bool raw) {
+  if (is_never(p)) return;
+  out.push_back({raw ? p + b_.peek(options_.raw_terminator) : p, false});
+}
+
 base::status schema_compiler::compile_alts(const json::value& s, const std::string& path, bool raw,
                                            std::size_t depth, std::vector<alternative>& out) {
   if (depth > options_.max_depth) {
@@ -606,94 +611,97 @@ base::status schema_compiler::compile_alts(const json::value& s, const std::stri
                             "schema nesting deeper than " + std::to_string(options_.max_depth),
                             where);
   }
-  const peg::parser& term = options_.raw_terminator;
-  auto typed = [&](peg::parser p) {
-    if (is_never(p)) return;
-    out.push_back({raw ? p + b_.peek(term) : p, false});
-  };
-  auto raw_string = [&]() { out.push_back({options_.raw_value, true}); };
-
   if (s.is_boolean()) {
     if (!s.get<bool>()) return {};
     if (!raw) {
       out.push_back({untyped().value, false});
       return {};
     }
-    typed(untyped().object);
-    typed(untyped().array);
-    typed(number_parser());
-    typed(bool_parser());
-    typed(null_parser());
-    raw_string();
+    push_typed(out, untyped().object, raw);
+    push_typed(out, untyped().array, raw);
+    push_typed(out, number_parser(), raw);
+    push_typed(out, bool_parser(), raw);
+    push_typed(out, null_parser(), raw);
+    out.push_back({options_.raw_value, true});
     return {};
   }
   if (!s.is_object()) return schema_error(path, "a schema must be an object or a boolean");
   if (auto st = check_keywords(s, path); !st) return st;
 
-  // $ref (with sibling constraints it means allOf [target, siblings]).
-  if (auto it = s.find("$ref"); it != s.end()) {
-    const std::string ref = it->get<std::string>();
-    const std::string ref_path = json::path_key(path, "$ref");
-    if (has_constraints(s, {"$ref"}) || s.contains("allOf")) {
-      auto flat = flatten_all_of(s, path, depth + 1);
-      if (!flat) return std::move(flat).error();
-      storage_.push_back(std::move(*flat));
-      return compile_alts(storage_.back(), path, raw, depth + 1, out);
-    }
-    const bool local = !ref.empty() && ref[0] == '#' && (ref.size() == 1 || ref[1] == '/');
-    if (raw && local && raw_inlining_.count(ref) == 0) {
-      // A raw position: the definition must be compiled with raw semantics here.
-      auto target = resolve_pointer(ref, ref_path);
-      if (!target) return std::move(target).error();
-      raw_inlining_.insert(ref);
-      auto st = compile_alts(**target, ref_path, true, depth + 1, out);
-      raw_inlining_.erase(ref);
-      return st;
-    }
-    auto p = ref_parser(ref, ref_path);
-    if (!p) return std::move(p).error();
-    typed(*p);
-    return {};
-  }
-
+  if (s.contains("$ref")) return ref_alts(s, path, raw, depth, out);
   if (s.contains("allOf")) {
     auto flat = flatten_all_of(s, path, depth + 1);
     if (!flat) return std::move(flat).error();
     storage_.push_back(std::move(*flat));
     return compile_alts(storage_.back(), path, raw, depth + 1, out);
   }
-
   for (const char* key : {"anyOf", "oneOf"}) {
-    auto it = s.find(key);
-    if (it == s.end()) continue;
-    const std::string alts_path = json::path_key(path, key);
-    if (std::string_view(key) == "oneOf") {
-      warn(alts_path, "oneOf is matched as anyOf (exclusivity is not enforced)");
-    }
-    // Sibling keywords apply to every alternative: merge them in.
-    json::value siblings = json::value::object();
-    for (const auto& [k, v] : s.items()) {
-      if (k != key) siblings[k] = v;
-    }
-    const bool merge = has_constraints(siblings, {});
-    for (std::size_t i = 0; i < it->size(); ++i) {
-      const json::value& alt = (*it)[i];
-      const std::string alt_path = json::path_index(alts_path, i);
-      if (!merge) {
-        if (auto st = compile_alts(alt, alt_path, raw, depth + 1, out); !st) return st;
-        continue;
-      }
-      if (!alt.is_object() && !alt.is_boolean()) {
-        return schema_error(alt_path, "a schema must be an object or a boolean");
-      }
-      json::value combined = json::value::object();
-      combined["allOf"] = json::value::array({siblings, alt});
-      storage_.push_back(std::move(combined));
-      if (auto st = compile_alts(storage_.back(), alt_path, raw, depth + 1, out); !st) return st;
-    }
-    return {};
+    if (s.contains(key)) return any_of_alts(s, key, path, raw, depth, out);
   }
+  return typed_alts(s, path, raw, depth, out);
+}
 
+base::status schema_compiler::ref_alts(const json::value& s, const std::string& path, bool raw,
+                                       std::size_t depth, std::vector<alternative>& out) {
+  // With sibling constraints $ref means allOf [target, siblings].
+  const std::string ref = s["$ref"].get<std::string>();
+  const std::string ref_path = json::path_key(path, "$ref");
+  if (has_constraints(s, {"$ref"}) || s.contains("allOf")) {
+    auto flat = flatten_all_of(s, path, depth + 1);
+    if (!flat) return std::move(flat).error();
+    storage_.push_back(std::move(*flat));
+    return compile_alts(storage_.back(), path, raw, depth + 1, out);
+  }
+  const bool local = !ref.empty() && ref[0] == '#' && (ref.size() == 1 || ref[1] == '/');
+  if (raw && local && raw_inlining_.count(ref) == 0) {
+    // A raw position: the definition must be compiled with raw semantics here.
+    auto target = resolve_pointer(ref, ref_path);
+    if (!target) return std::move(target).error();
+    raw_inlining_.insert(ref);
+    auto st = compile_alts(**target, ref_path, true, depth + 1, out);
+    raw_inlining_.erase(ref);
+    return st;
+  }
+  auto p = ref_parser(ref, ref_path);
+  if (!p) return std::move(p).error();
+  push_typed(out, *p, raw);
+  return {};
+}
+
+base::status schema_compiler::any_of_alts(const json::value& s, const char* key,
+                                          const std::string& path, bool raw, std::size_t depth,
+                                          std::vector<alternative>& out) {
+  const json::value& alts = s[key];
+  const std::string alts_path = json::path_key(path, key);
+  if (std::string_view(key) == "oneOf") {
+    warn(alts_path, "oneOf is matched as anyOf (exclusivity is not enforced)");
+  }
+  // Sibling keywords apply to every alternative: merge them in.
+  json::value siblings = json::value::object();
+  for (const auto& [k, v] : s.items()) {
+    if (k != key) siblings[k] = v;
+  }
+  const bool merge = has_constraints(siblings, {});
+  for (std::size_t i = 0; i < alts.size(); ++i) {
+    const json::value& alt = alts[i];
+    const std::string alt_path = json::path_index(alts_path, i);
+    if (!merge) {
+      if (auto st = compile_alts(alt, alt_path, raw, depth + 1, out); !st) return st;
+      continue;
+    }
+    if (!alt.is_object() && !alt.is_boolean()) {
+      return schema_error(alt_path, "a schema must be an object or a boolean");
+    }
+    json::value combined = json::value::object();
+    combined["allOf"] = json::value::array({siblings, alt});
+    storage_.push_back(std::move(combined));
+    if (auto st = compile_alts(storage_.back(), alt_path, raw, depth + 1, out); !st) return st;
+  }
+  return {};
+}
+
+base::status schema_compiler::typed_alts(const json::value& s, const std::string& path, bool raw,
+                                         std::size_t depth, std::vector<alternative>& out) {
   std::uint8_t types = 0;
   bool explicit_type = false;
   types_of(s, types, explicit_type);
@@ -725,26 +733,26 @@ base::status schema_compiler::compile_alts(const json::value& s, const std::stri
   if (types & t_object) {
     auto p = object_parser(s, path, depth);
     if (!p) return std::move(p).error();
-    typed(*p);
+    push_typed(out, *p, raw);
   }
   if (types & t_array) {
     auto p = array_parser(s, path, depth);
     if (!p) return std::move(p).error();
-    typed(*p);
+    push_typed(out, *p, raw);
   }
   if (types & t_number) {
-    typed(number_parser());
+    push_typed(out, number_parser(), raw);
   } else if (types & t_integer) {
-    typed(integer_parser());
+    push_typed(out, integer_parser(), raw);
   }
-  if (types & t_boolean) typed(bool_parser());
-  if (types & t_null) typed(null_parser());
+  if (types & t_boolean) push_typed(out, bool_parser(), raw);
+  if (types & t_null) push_typed(out, null_parser(), raw);
   if (types & t_string) {
     if (raw) {
       if (s.contains("minLength") || s.contains("maxLength")) {
         warn(path, "minLength/maxLength are not enforced on raw string values");
       }
-      raw_string();
+      out.push_back({options_.raw_value, true});
     } else {
       out.push_back({string_value(s, path), false});
     }

@@ -59,6 +59,17 @@ class schema_compiler {
   // Appends the alternatives of a position; raw applies to this position only.
   base::status compile_alts(const json::value& s, const std::string& path, bool raw,
                             std::size_t depth, std::vector<alternative>& out);
+  // The parts of compile_alts: a $ref, an anyOf / oneOf (`key`) with its siblings merged into
+  // each alternative, and a schema by its types (or const / enum values).
+  base::status ref_alts(const json::value& s, const std::string& path, bool raw, std::size_t depth,
+                        std::vector<alternative>& out);
+  base::status any_of_alts(const json::value& s, const char* key, const std::string& path, bool raw,
+                           std::size_t depth, std::vector<alternative>& out);
+  base::status typed_alts(const json::value& s, const std::string& path, bool raw,
+                          std::size_t depth, std::vector<alternative>& out);
+  // Appends a typed alternative (unless never); at a raw position it must be followed by the
+  // raw terminator.
+  void push_typed(std::vector<alternative>& out, peg::parser p, bool raw);
 
   // schema_types.cpp
   peg::parser string_parser(const json::value& s, const std::string& path);
@@ -89,6 +100,21 @@ class schema_compiler {
                                          std::size_t depth);
   base::result<peg::parser> object_body(const json::value& s, const std::string& path,
                                         std::size_t depth);
+  // What an undeclared key's value takes: additionalProperties, or its default, loosened for
+  // the keywords that are not enforced (`loosened` holds a schema made here).
+  const json::value* additional_schema(const json::value& s, const std::string& additional_path,
+                                       json::value& loosened);
+  struct object_member {
+    std::string key;
+    peg::parser p;  // key ws : ws value ws
+    bool required = false;
+  };
+  // After `{ ws`, the members and the additional member `extra` (never when there is none)
+  // up to `}`: in any order (a rule per set of keys written), or in declared order.
+  base::result<peg::parser> members_any_order(const std::vector<object_member>& members,
+                                              peg::parser extra, const std::string& base);
+  base::result<peg::parser> members_declared_order(const std::vector<object_member>& members,
+                                                   peg::parser extra, const std::string& base);
   base::result<peg::parser> array_body(const json::value& s, const std::string& path,
                                        std::size_t depth);
 

@@ -39,6 +39,15 @@ bool admits_undeclared_keys(const json::value& schema, undeclared_keys mode) {
 namespace chatpeg::grammar::detail {
 namespace {
 
+const json::value& true_schema() {  // any value
+  static const json::value any = true;
+  return any;
+}
+const json::value& false_schema() {  // no value
+  static const json::value none = false;
+  return none;
+}
+
 // JSON-text units of a key: one code point as written canonically (an escape for '"', '\\'
 // and control characters).
 std::vector<std::string> key_units(const std::string& key) {
@@ -144,14 +153,45 @@ base::result<peg::parser> schema_compiler::object_parser(const json::value& s,
   return result;
 }
 
+const json::value* schema_compiler::additional_schema(const json::value& s,
+                                                      const std::string& additional_path,
+                                                      json::value& loosened) {
+  const json::value& any = true_schema();
+  const json::value& none = false_schema();
+  const json::value* additional = nullptr;
+  const bool closed_by_default =
+      !s.contains("additionalProperties") && !admits_undeclared_keys(s, options_.undeclared);
+  if (auto it = s.find("additionalProperties"); it != s.end())
+    additional = &*it;
+  else
+    additional = closed_by_default ? &none : &any;
+  if (options_.undeclared == undeclared_keys::lenient && additional->is_boolean()) {
+    additional = &any;
+  }
+  // Keywords we do not enforce must loosen, never tighten: keys matching patternProperties
+  // may take those schemas (the patterns themselves are not checked), and conditional
+  // keywords can admit keys that additionalProperties: false would reject.
+  const bool closed = additional->is_boolean() && !additional->get<bool>();
+  if (auto pp = s.find("patternProperties"); pp != s.end() && pp->is_object() && !pp->empty()) {
+    json::value alts = json::value::array();
+    for (const auto& [pattern, sub] : pp->items()) alts.push_back(sub);
+    if (!closed) alts.push_back(*additional);
+    loosened = json::value{{"anyOf", std::move(alts)}};
+    additional = &loosened;
+  } else if (closed) {
+    for (const char* k : {"if", "then", "else", "dependentSchemas", "dependencies"}) {
+      if (!s.contains(k)) continue;
+      warn(additional_path, std::string("false is not enforced because of '") + k + "'");
+      additional = &any;
+      break;
+    }
+  }
+  return additional;
+}
+
 base::result<peg::parser> schema_compiler::object_body(const json::value& s,
                                                        const std::string& path, std::size_t depth) {
-  struct member {
-    std::string key;
-    peg::parser p;  // key ws : ws value ws
-    bool required = false;
-  };
-  std::vector<member> members;
+  std::vector<object_member> members;
   std::vector<std::string> declared;  // every declared key, also those that can't appear
   // The same as sets (views into the schema's strings): an object may have thousands of keys.
   std::unordered_set<std::string_view> declared_set;
@@ -174,38 +214,9 @@ base::result<peg::parser> schema_compiler::object_body(const json::value& s,
 
   // additionalProperties: true = any value, false = none, schema = that schema; absent, as
   // admits_undeclared_keys says (then required keys that are not declared take any value).
-  const json::value* additional = nullptr;
-  json::value any = true;
-  json::value none = false;
-  const bool closed_by_default =
-      !s.contains("additionalProperties") && !admits_undeclared_keys(s, options_.undeclared);
-  if (auto it = s.find("additionalProperties"); it != s.end())
-    additional = &*it;
-  else
-    additional = closed_by_default ? &none : &any;
-  if (options_.undeclared == undeclared_keys::lenient && additional->is_boolean()) {
-    additional = &any;
-  }
   const std::string additional_path = json::path_key(path, "additionalProperties");
-  // Keywords we do not enforce must loosen, never tighten: keys matching patternProperties
-  // may take those schemas (the patterns themselves are not checked), and conditional
-  // keywords can admit keys that additionalProperties: false would reject.
   json::value loosened;
-  const bool closed = additional->is_boolean() && !additional->get<bool>();
-  if (auto pp = s.find("patternProperties"); pp != s.end() && pp->is_object() && !pp->empty()) {
-    json::value alts = json::value::array();
-    for (const auto& [pattern, sub] : pp->items()) alts.push_back(sub);
-    if (!closed) alts.push_back(*additional);
-    loosened = json::value{{"anyOf", std::move(alts)}};
-    additional = &loosened;
-  } else if (closed) {
-    for (const char* k : {"if", "then", "else", "dependentSchemas", "dependencies"}) {
-      if (!s.contains(k)) continue;
-      warn(additional_path, std::string("false is not enforced because of '") + k + "'");
-      additional = &any;
-      break;
-    }
-  }
+  const json::value* additional = additional_schema(s, additional_path, loosened);
   peg::parser additional_value = never_;
   if (!(additional->is_boolean() && !additional->get<bool>())) {
     auto v = compile(*additional, additional_path, depth + 1);
@@ -235,7 +246,7 @@ base::result<peg::parser> schema_compiler::object_body(const json::value& s,
     if (declared_set.count(key) != 0) continue;
     peg::parser value = additional_value;
     if (is_never(value)) {
-      auto v = compile(any, additional_path, depth + 1);
+      auto v = compile(true_schema(), additional_path, depth + 1);
       if (!v) return v;
       value = *v;
     }
@@ -246,7 +257,6 @@ base::result<peg::parser> schema_compiler::object_body(const json::value& s,
 
   // `{` and `,` are each followed by ws() where they are used.
   const peg::parser lbrace = b_.literal("{");
-  const peg::parser comma = b_.literal(",");
   const peg::parser close = b_.literal("}");
   const bool has_additional = !is_never(additional_value);
 
@@ -254,7 +264,7 @@ base::result<peg::parser> schema_compiler::object_body(const json::value& s,
   if (members.empty() && additional->is_boolean() && declared.empty()) return untyped().object;
 
   // An additional member: any key but a declared one.
-  peg::parser extra{};
+  peg::parser extra = never_;
   if (has_additional) {
     extra = b_.sequence({other_key(declared), ws(), b_.literal(":"), ws(), additional_value, ws()});
   }
@@ -262,6 +272,7 @@ base::result<peg::parser> schema_compiler::object_body(const json::value& s,
   const std::string base = new_rule_name(obj);
   if (has_additional) extra = shared(extra, obj + "-extra");
   if (members.empty()) {
+    const peg::parser comma = b_.literal(",");
     return b_.sequence(
         {lbrace, ws(),
          b_.optional(b_.sequence({extra, b_.zero_or_more(b_.sequence({comma, ws(), extra}))})),
@@ -273,85 +284,98 @@ base::result<peg::parser> schema_compiler::object_body(const json::value& s,
     }
   }
   const std::size_t n = members.size();
-  peg::parser body{};
-  if (n <= options_.max_permute_keys && n < 16) {
-    // rest(S): after at least one member, S = keys seen so far.
-    std::uint32_t required_mask = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (members[i].required) required_mask |= 1u << i;
-    }
-    // The names of rest(S) for every S, made once.
-    std::vector<std::string> rest_names(std::size_t{1} << n);
-    for (std::uint32_t mask = 0; mask < rest_names.size(); ++mask) {
-      rest_names[mask] = base + "-s" + std::to_string(mask);
-    }
-    auto rest_name = [&](std::uint32_t mask) -> const std::string& { return rest_names[mask]; };
-    // Defined from the full set down, so each rule refers to the larger sets' rules directly;
-    // only its own name (more additional members) is a ref.
-    std::vector<peg::parser> rest(rest_names.size());
-    for (std::uint32_t mask = (1u << n); mask-- > 0;) {
-      std::vector<peg::parser> alts;
-      for (std::size_t i = 0; i < n; ++i) {
-        if (mask & (1u << i)) continue;
-        alts.push_back(b_.sequence({comma, ws(), members[i].p, rest[mask | (1u << i)]}));
-      }
-      if (has_additional) {
-        alts.push_back(b_.sequence({comma, ws(), extra, b_.ref(rest_name(mask))}));
-      }
-      if ((mask & required_mask) == required_mask) alts.push_back(b_.eps());
-      rest[mask] = b_.rule(rest_name(mask), alts.size() == 1 ? alts[0] : b_.choice(alts));
-      used_names_.insert(rest_name(mask));
-      if (auto st = check_budget(rest[mask]); !st) return std::move(st).error();
-    }
-    std::vector<peg::parser> first;
-    for (std::size_t i = 0; i < n; ++i) first.push_back(members[i].p + rest[1u << i]);
-    if (has_additional) first.push_back(extra + rest[0]);
-    if (required_mask == 0) first.push_back(b_.eps());
-    body = b_.choice(std::move(first));
-  } else {
-    // Declared order. tail(i): at least one member written, keys i.. may follow.
-    // head(i): nothing written yet, keys i.. may follow.
-    auto tail_name = [&](std::size_t i) { return base + "-t" + std::to_string(i); };
-    auto head_name = [&](std::size_t i) { return base + "-h" + std::to_string(i); };
-    peg::parser extras =
-        has_additional ? b_.zero_or_more(b_.sequence({comma, ws(), extra})) : b_.eps();
-    // Defined from the last key back, so each rule refers to the ones after it directly.
-    peg::parser next_tail{};  // tail(i + 1)
-    peg::parser next_head{};  // head(i + 1)
-    for (std::size_t i = n + 1; i-- > 0;) {
-      peg::parser take{};
-      peg::parser tail{};
-      if (i == n) {
-        tail = extras;
-      } else {
-        take = members[i].p + next_tail;
-        tail =
-            members[i].required
-                ? b_.sequence({extras, comma, ws(), take})
-                : b_.sequence({extras, b_.choice({b_.sequence({comma, ws(), take}), next_tail})});
-      }
-      const peg::parser tail_rule = b_.rule(tail_name(i), tail);
-      peg::parser head{};
-      if (i == n) {
-        head = has_additional ? b_.choice({extra + tail_rule, b_.eps()}) : b_.eps();
-      } else if (members[i].required) {
-        head = has_additional ? b_.choice({take, extra + tail_rule}) : take;
-      } else {
-        std::vector<peg::parser> alts{take};
-        if (has_additional) alts.push_back(extra + tail_rule);
-        alts.push_back(next_head);
-        head = b_.choice(std::move(alts));
-      }
-      const peg::parser head_rule = b_.rule(head_name(i), head);
-      used_names_.insert(tail_name(i));
-      used_names_.insert(head_name(i));
-      if (auto st = check_budget(head_rule); !st) return std::move(st).error();
-      next_tail = tail_rule;
-      next_head = head_rule;
-    }
-    body = next_head;
+  auto body = n <= options_.max_permute_keys && n < 16
+                  ? members_any_order(members, extra, base)
+                  : members_declared_order(members, extra, base);
+  if (!body) return body;
+  return b_.sequence({lbrace, ws(), *body, close});
+}
+
+base::result<peg::parser> schema_compiler::members_any_order(
+    const std::vector<object_member>& members, peg::parser extra, const std::string& base) {
+  const peg::parser comma = b_.literal(",");
+  const bool has_additional = !is_never(extra);
+  const std::size_t n = members.size();
+  // rest(S): after at least one member, S = keys seen so far.
+  std::uint32_t required_mask = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (members[i].required) required_mask |= 1u << i;
   }
-  return b_.sequence({lbrace, ws(), body, close});
+  // The names of rest(S) for every S, made once.
+  std::vector<std::string> rest_names(std::size_t{1} << n);
+  for (std::uint32_t mask = 0; mask < rest_names.size(); ++mask) {
+    rest_names[mask] = base + "-s" + std::to_string(mask);
+  }
+  auto rest_name = [&](std::uint32_t mask) -> const std::string& { return rest_names[mask]; };
+  // Defined from the full set down, so each rule refers to the larger sets' rules directly;
+  // only its own name (more additional members) is a ref.
+  std::vector<peg::parser> rest(rest_names.size());
+  for (std::uint32_t mask = (1u << n); mask-- > 0;) {
+    std::vector<peg::parser> alts;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (mask & (1u << i)) continue;
+      alts.push_back(b_.sequence({comma, ws(), members[i].p, rest[mask | (1u << i)]}));
+    }
+    if (has_additional) {
+      alts.push_back(b_.sequence({comma, ws(), extra, b_.ref(rest_name(mask))}));
+    }
+    if ((mask & required_mask) == required_mask) alts.push_back(b_.eps());
+    rest[mask] = b_.rule(rest_name(mask), alts.size() == 1 ? alts[0] : b_.choice(alts));
+    used_names_.insert(rest_name(mask));
+    if (auto st = check_budget(rest[mask]); !st) return std::move(st).error();
+  }
+  std::vector<peg::parser> first;
+  for (std::size_t i = 0; i < n; ++i) first.push_back(members[i].p + rest[1u << i]);
+  if (has_additional) first.push_back(extra + rest[0]);
+  if (required_mask == 0) first.push_back(b_.eps());
+  return b_.choice(std::move(first));
+}
+
+base::result<peg::parser> schema_compiler::members_declared_order(
+    const std::vector<object_member>& members, peg::parser extra, const std::string& base) {
+  const peg::parser comma = b_.literal(",");
+  const bool has_additional = !is_never(extra);
+  const std::size_t n = members.size();
+  // tail(i): at least one member written, keys i.. may follow.
+  // head(i): nothing written yet, keys i.. may follow.
+  auto tail_name = [&](std::size_t i) { return base + "-t" + std::to_string(i); };
+  auto head_name = [&](std::size_t i) { return base + "-h" + std::to_string(i); };
+  peg::parser extras =
+      has_additional ? b_.zero_or_more(b_.sequence({comma, ws(), extra})) : b_.eps();
+  // Defined from the last key back, so each rule refers to the ones after it directly.
+  peg::parser next_tail{};  // tail(i + 1)
+  peg::parser next_head{};  // head(i + 1)
+  for (std::size_t i = n + 1; i-- > 0;) {
+    peg::parser take{};
+    peg::parser tail{};
+    if (i == n) {
+      tail = extras;
+    } else {
+      take = members[i].p + next_tail;
+      tail = members[i].required
+                 ? b_.sequence({extras, comma, ws(), take})
+                 : b_.sequence({extras, b_.choice({b_.sequence({comma, ws(), take}), next_tail})});
+    }
+    const peg::parser tail_rule = b_.rule(tail_name(i), tail);
+    peg::parser head{};
+    if (i == n) {
+      head = has_additional ? b_.choice({extra + tail_rule, b_.eps()}) : b_.eps();
+    } else if (members[i].required) {
+      head = has_additional ? b_.choice({take, extra + tail_rule}) : take;
+    } else {
+      std::vector<peg::parser> alts{take};
+      if (has_additional) alts.push_back(extra + tail_rule);
+      alts.push_back(next_head);
+      head = b_.choice(std::move(alts));
+    }
+    const peg::parser head_rule = b_.rule(head_name(i), head);
+    used_names_.insert(tail_name(i));
+    used_names_.insert(head_name(i));
+    if (auto st = check_budget(head_rule); !st) return std::move(st).error();
+    next_tail = tail_rule;
+    next_head = head_rule;
+  }
+  return next_head;
 }
 
 base::result<peg::parser> schema_compiler::array_parser(const json::value& s,
