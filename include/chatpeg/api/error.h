@@ -1,6 +1,17 @@
 // chatpeg::api::error: what every call of the C++ API throws when its input is unusable — a
 // template that does not parse, a request with a wrong field, a model output that does not
 // match. It carries a code, a message, and where (file:line:column, byte offset, JSON path).
+// An error is a value: any thread may read it.
+//
+// Example:
+//
+//   try {
+//     chatpeg::api::chat_template::from_string("{% if %}");
+//   } catch (const chatpeg::api::error& e) {
+//     // e.code() == chatpeg::api::error_code::syntax_error, error_code_name(e.code()) ==
+//     // "syntax_error", e.what() == "Expected an expression, got end of statement block",
+//     // e.where() == "1:7, byte 6"
+//   }
 #pragma once
 
 #include <cstddef>

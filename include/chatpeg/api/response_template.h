@@ -7,6 +7,18 @@
 //
 // Threads: a response_template is immutable; copies share it and any number of threads may
 // call its const members at once.
+//
+// Example:
+//
+//   using chatpeg::api::json;
+//   const auto rt = chatpeg::api::response_template::from_json(json::parse(R"({
+//       "version": 1, "start_anchor": "<|im_start|>assistant\n",
+//       "fields": {"reasoning_content": {"open": "<think>", "close": "</think>"},
+//                  "content": {}}})"));
+//   json fields = rt.parse("<think>Sunny?</think>It is sunny.");
+//   // {"reasoning_content":"Sunny?","content":"It is sunny."}
+//   json message = rt.parse_message("<think>Sunny?</think>It is sunny.");
+//   // {"role":"assistant","content":"It is sunny.","reasoning_content":"Sunny?"}
 #pragma once
 
 #include <memory>

@@ -6,6 +6,30 @@
 //
 // Threads: a chat_template is immutable; copies share it and any number of threads may call
 // its const members at once. A response_stream belongs to one thread at a time.
+//
+// Example:
+//
+//   #include <chatpeg/chatpeg.h>
+//   using chatpeg::api::json;
+//
+//   // Once per model: load and analyse the template.
+//   const auto tmpl = chatpeg::api::chat_template::from_string(
+//       "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n"
+//       "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}");
+//   const json request = json::parse(R"({"messages": [{"role": "user", "content": "Hi"}]})");
+//
+//   // Per request: what the inference server runs (prompt, grammar, triggers, stops) ...
+//   chatpeg::api::prepared_request p = tmpl.prepare(request);
+//   // p.prompt == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+//
+//   // ... then the model's output read back whole ...
+//   json message = tmpl.parse("Hello!", request);  // {"role":"assistant","content":"Hello!"}
+//
+//   // ... or as it arrives: the deltas each piece completes, then the end.
+//   chatpeg::api::response_stream s = tmpl.stream(request);
+//   json d1 = s.feed("Hel");  // [{"content":"Hel"}]
+//   json d2 = s.feed("lo!");  // [{"content":"lo!"}]
+//   chatpeg::api::stream_result done = s.finish();  // finish_reason "stop", message as above
 #pragma once
 
 #include <cstdint>
