@@ -64,9 +64,7 @@ inline int print_stream(stream::reader& r, std::string_view output, std::size_t 
 
 // As OpenAI sends them: every call has an id.
 inline void print_message(chat::message msg) {
-  for (auto& call : msg.tool_calls) {
-    if (call.id.empty()) call.id = stream::generate_call_id();
-  }
+  msg.fill_call_ids(stream::generate_call_id);
   print_line(msg.to_json());
 }
 
