@@ -92,10 +92,12 @@ base::result<finish_result> session::state::finish(const finish_options& options
   if (calls.size() < sent.message.tool_calls.size()) {
     return broken_call(calls.size(), unsent_from(), output().size());
   }
+  // An announced call the complete parse reads otherwise (the lenient reading of its end kept
+  // it open; the whole output does not close it): output that stopped matching that call.
   for (std::size_t i = 0; i < sent.message.tool_calls.size(); ++i) {
     if (calls[i].name != sent.message.tool_calls[i].name ||
         !starts_with(calls[i].arguments, sent.arguments(i))) {
-      return retraction("call " + std::to_string(i) + ", final parse");
+      return broken_call(i, unsent_from(), output().size());
     }
   }
   // `sent` becomes the final message: the last texts, absent vs empty as in the final message

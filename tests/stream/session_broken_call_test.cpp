@@ -5,6 +5,14 @@
 // rest from unsent_from()), never an internal error. Fuzz finding (stream_session).
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "chatpeg/chat/prepare.h"
+#include "chatpeg/chat/template.h"
+#include "chatpeg/json/json.h"
+
 #include "chatpeg/stream/session.h"
 #include "test_grammars.h"
 
@@ -64,6 +72,44 @@ TEST(SessionBrokenCall, ALaterCallWithTheSameNameTakingItsIndexIsNoMatchNotARetr
   EXPECT_EQ(second.error().code, base::errc::no_match) << second.error().to_string();
   EXPECT_EQ(second.error().expected, "the rest of the announced call");
   EXPECT_EQ(s.unsent_from(), 3u);
+}
+
+// The announced call of the fuzz input below reads, leniently, as one call whose last argument
+// runs to the end; the complete parse reads the whole output otherwise (content and two other
+// calls). finish() reports that the announced call stopped matching (a typed no_match the
+// gateway turns into content), not a refused retraction.
+TEST(SessionBrokenCall, ACallTheCompleteParseReadsOtherwiseIsNoMatchAtFinish) {
+  std::ifstream in(std::string(CHATPEG_SOURCE_DIR) + "/fuzz/templates/tagged_args.jinja");
+  std::ostringstream source;
+  source << in.rdbuf();
+  auto t = chat::chat_template::create(source.str(), {.file = "tagged_args.jinja"});
+  ASSERT_TRUE(t.has_value()) << t.error().to_string();
+  auto req = chat::request::from_json(*json::parse(R"({"messages": [{"role": "user",
+      "content": "hi"}], "tools": [{"type": "function", "function": {"name": "get_weather",
+      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]})"));
+  ASSERT_TRUE(req.has_value());
+  auto p = chat::prepare(**t, *req);
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  static constexpr char kBrokenOutput[] =
+      "<tool_call>\n<functionl;\xFF\xFF`0\x00\xAC"
+      "e\xF8>\n<function=get_weather>\n<parameter=}itnctter>\n<pazameter=days>\n3\n</"
+      "para\x9E\x9E\x9E\xD4\x9E\x9E\x9E\x9E\x9E\x9E\x9E\x9E\x9C\x9E\x9E\x9E\x9E\x9E\x9E\x9E\x9E\x9E"
+      "\x9E\x9E\x9E\x9E\x9E\x9E\x9E\x9E\x9E\x9E\x9E\x9E>\n<function=get_weather>\n</"
+      "function><parameter=}itncll;\xFF\xFF`0\x00\xAC"
+      "e\xF8>\n<function=get_weather>\n</function><parameter=}itnctter>\n<pazameter={\"na>\n3\n</"
+      "para\x9E\x9E\x9E\x9E\x9E\x9E\x9E\x9E\x9E\x9E\x9E</"
+      "tool_\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\x00\x00\x00\x00\x00\x00\x00"
+      "9\xFF\xFF\x01\x00"
+      "c[\n</function>\n</tool_call>";
+  const std::string output(kBrokenOutput, sizeof(kBrokenOutput) - 1);
+  session s(*p);
+  auto fed = s.feed_copy(output);
+  ASSERT_TRUE(fed.has_value()) << fed.error().to_string();
+  ASSERT_EQ(s.current().tool_calls.size(), 1u);
+  auto f = s.finish();
+  ASSERT_FALSE(f.has_value());
+  EXPECT_EQ(f.error().code, base::errc::no_match) << f.error().to_string();
+  EXPECT_EQ(f.error().expected, "the rest of the announced call");
 }
 
 }  // namespace

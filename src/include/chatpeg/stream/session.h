@@ -19,7 +19,9 @@
 //     ids are generated once per call index and never change;
 //   - partial markers and incomplete UTF-8 are held back until decided;
 //   - nothing already sent is retracted: a re-parse that would retract sent text is an
-//     errc::internal_error, never sent.
+//     errc::internal_error, never sent; an announced call that the output stops matching
+//     (read otherwise once more bytes or the end came) is errc::no_match, expected "the rest
+//     of the announced call".
 // Invariants (property-tested over any chunking, 1 byte to whole): concat(deltas) == final
 // message; the final message is the same for every split and equals stream::parse(); every
 // delta is valid UTF-8; final arguments are valid JSON objects.
