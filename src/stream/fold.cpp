@@ -142,6 +142,7 @@ void fold::finalize(call_state& c, bool truncate, const peg::ast_node* at) {
       break;
     case args_mode::pairs:
       finish_arg(c, truncate, truncate ? nullptr : at);
+      if (args.empty()) args += '{';  // the first key was left out with its opener
       args += '}';
       break;
     case args_mode::whole:
@@ -339,11 +340,7 @@ void fold::enter_arg_name(const peg::ast_node& n) {
   finish_arg(c, false, &n);
   c.mode = args_mode::pairs;
   std::string& key = c.key.text();
-  if (c.arg_count++ == 0) {
-    c.call.arguments += '{';
-  } else {
-    key += ',';
-  }
+  key += c.arg_count++ == 0 ? '{' : ',';  // the object's opener waits with the first key
   key += json::quote(base::trim(tree_->text(n, input_)));
   key += ':';
   c.value_pending = true;

@@ -38,7 +38,8 @@
 namespace chatpeg::stream {
 
 // An object key waiting for its value — the one rule for keys in every argument syntax: a key
-// (with the comma before it, and for a tagged string argument the opening quote of its value)
+// (with the comma before it — for the first key of tagged arguments, the object's opener — and
+// for a tagged string argument the opening quote of its value)
 // is written together with the first byte of its value, never before. A value cut before that
 // byte (the output stopped at max_tokens) leaves the key out instead of inventing null or "";
 // a complete value that is empty writes the key all the same. Streamed text is never

@@ -83,6 +83,15 @@ const std::vector<session_case>& session_cases() {
         std::nullopt,
         {{"get_weather", "{\"city\xEF\xBF\xBD\\nx\":\"Paris\",\"city\":\"Rome\"}"}}},
        finish_reason::tool_calls},
+      // "city" then a newline reads as the declared name with space before its ">" until "P"
+      // comes: the object's opener waits with the first key, so nothing is taken back.
+      {"undeclared_name_that_starts_as_a_declared_one",
+       tag_with_tagged_undeclared,
+       "",
+       "<tool_call>\n<function=get_weather>\n<parameter=city\nParis>\nx\n</parameter>\n"
+       "</function>\n</tool_call>",
+       {std::nullopt, std::nullopt, {{"get_weather", "{\"city\\nParis\":\"x\"}"}}},
+       finish_reason::tool_calls},
       {"pythonic",
        pythonic,
        "",
