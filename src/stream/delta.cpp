@@ -1,6 +1,7 @@
 // The OpenAI delta types of stream::reader (reader.h): their JSON form (one template for the
 // owning delta and the view, so both serialize alike), the copying feed, finish reason names
 // and call ids.
+#include <algorithm>
 #include <random>
 
 #include "chatpeg/stream/session.h"
@@ -52,18 +53,14 @@ std::string generate_call_id() {
   return id;
 }
 
-bool delta::empty() const {
-  for (const channel c : kAllChannels) {
-    if (!text(c).empty()) return false;
-  }
-  return tool_calls.empty();
+bool delta::has_text() const {
+  return std::any_of(kAllChannels.begin(), kAllChannels.end(),
+                     [&](channel c) { return !text(c).empty(); });
 }
 
-bool delta_view::empty() const {
-  for (const channel c : kAllChannels) {
-    if (!text(c).empty()) return false;
-  }
-  return tool_calls.empty();
+bool delta_view::has_text() const {
+  return std::any_of(kAllChannels.begin(), kAllChannels.end(),
+                     [&](channel c) { return !text(c).empty(); });
 }
 
 base::result<std::vector<delta>> reader::feed_copy(std::string_view chunk,

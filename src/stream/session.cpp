@@ -304,10 +304,7 @@ session::state::feed_path session::state::pick_path(extension_plan& plan) const 
 base::status session::state::feed(std::string_view chunk, std::span<const std::int32_t> ids,
                                   std::vector<delta>& out) {
   for (auto& d : out) {
-    const bool only_a_call =
-        d.tool_calls.size() == 1 && std::all_of(kAllChannels.begin(), kAllChannels.end(),
-                                                [&](channel c) { return d.text(c).empty(); });
-    if (only_a_call && recycled.size() < 16) {
+    if (d.tool_calls.size() == 1 && !d.has_text() && recycled.size() < 16) {
       recycled.push_back(std::move(d));
     }
   }

@@ -46,11 +46,6 @@ struct session::state {
     return false;
   }
 
-  // Length of an optional text without copying it (value_or("") would copy).
-  static std::size_t size_of(const std::optional<std::string>& text) {
-    return text ? text->size() : 0;
-  }
-
   static bool starts_with(std::string_view text, std::string_view prefix) {
     return text.substr(0, prefix.size()) == prefix;
   }

@@ -57,7 +57,8 @@ struct delta {
 
   std::string& text(channel c);
   const std::string& text(channel c) const;
-  bool empty() const;
+  bool has_text() const;  // some channel's text is not empty
+  bool empty() const { return !has_text() && tool_calls.empty(); }
   // {"content": ...} / {"reasoning_content": ...} / {"tool_calls": [{"index", "id", "type":
   // "function", "function": {"name", "arguments"}}]} with only the fields present.
   json::value to_json() const;
@@ -78,7 +79,8 @@ struct delta_view {
   std::span<const tool_call_delta_view> tool_calls;
 
   std::string_view text(channel c) const;
-  bool empty() const;
+  bool has_text() const;
+  bool empty() const { return !has_text() && tool_calls.empty(); }
   json::value to_json() const;  // the same object as delta::to_json
   delta to_delta() const;       // an owning copy
 };
