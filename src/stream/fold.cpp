@@ -62,6 +62,13 @@ void fold::fail(const peg::ast_node& n, std::string message) {
   error_ = base::make_error(base::errc::internal_error, std::move(message), where);
 }
 
+void fold::refuse(const peg::ast_node& n, std::string message, std::string expected) {
+  if (error_) return;
+  base::location where;
+  where.offset = n.start;
+  error_ = base::make_error(base::errc::no_match, std::move(message), where, std::move(expected));
+}
+
 std::string_view fold::new_text(const peg::ast_node& n, node_record& r) {
   const std::size_t end = std::min<std::size_t>(n.end, input_.size());
   const std::size_t from = std::min<std::size_t>(r.consumed, end);
@@ -319,16 +326,26 @@ void fold::feed_args(call_state& c, const peg::ast_node& n, std::string_view tex
     if (n.partial) return;
     auto decoded = json::parse(c.serialized_text);
     if (!decoded || !decoded->is_string())
-      return fail(n, "tool arguments are not a JSON string holding an object");
+      return refuse(n, "tool arguments are not a JSON string holding an object",
+                    "a JSON string holding a JSON object");
     c.serialized_text = decoded->get<std::string>();
     text = c.serialized_text;
   }
   c.converter.feed(text, args);
-  if (!args.empty() && args.front() != '{') return fail(n, "tool arguments are not a JSON object");
+  // The grammar reads an object as one; the text of a JSON string is only checked here, and
+  // one that holds no whole object is the output's, not the grammar's.
+  const bool by_output = c.serialized;
+  if (!args.empty() && args.front() != '{') {
+    return by_output ? refuse(n, "tool arguments are not a JSON object", "a JSON object")
+                     : fail(n, "tool arguments are not a JSON object");
+  }
   if (!n.partial) {
     c.converter.finish(args);
     c.converter_active = false;
-    if (!c.converter.complete()) fail(n, "tool arguments are not a whole JSON object");
+    if (c.converter.complete()) return;
+    if (by_output)
+      return refuse(n, "tool arguments are not a whole JSON object", "a whole JSON object");
+    fail(n, "tool arguments are not a whole JSON object");
   }
 }
 

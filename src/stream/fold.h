@@ -148,7 +148,12 @@ class fold {
   void finish_arg(call_state& c, bool truncate, const peg::ast_node* at);
   static void append_string_text(call_state& c, std::string_view text);
   void finalize(call_state& c, bool truncate, const peg::ast_node* at);
+  // The AST has a shape the fold does not take (the grammar and the fold disagree).
   void fail(const peg::ast_node& n, std::string message);
+  // The output's arguments are not what a call takes, though the grammar read them as a call
+  // (a JSON string that does not hold a whole object): a typed no_match naming what was
+  // expected.
+  void refuse(const peg::ast_node& n, std::string message, std::string expected);
 
   const peg::ast* tree_ = nullptr;
   std::string_view input_;

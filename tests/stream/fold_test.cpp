@@ -198,6 +198,36 @@ INSTANTIATE_TEST_SUITE_P(
                   "Answer |plan \xC3\xA9|search{\"q\":1}"}),
     [](const auto& tc) { return std::string(tc.param.name); });
 
+// A JSON string the grammar reads as a call's arguments but that does not hold a whole object
+// is the output's fault, not the fold's: a typed no_match at the arguments, naming what was
+// expected (the gateway delivers such output as content), never an internal error.
+TEST(fold_refusal, serialized_arguments_that_hold_no_whole_object_are_no_match) {
+  struct row {
+    const char* arguments;  // the JSON string as the output writes it
+    const char* expected;
+  };
+  const std::vector<row> rows = {
+      {R"(" {\"c")", "a whole JSON object"},
+      {R"("{\"city\": ")", "a whole JSON object"},
+      {R"("[1, 2]")", "a JSON object"},
+      {R"("\"x\"")", "a JSON object"},
+  };
+  auto g = build(serialized_args);
+  ASSERT_TRUE(g);
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.arguments);
+    const std::string output = std::string("<function=search>") + r.arguments + "</function>";
+    const auto whole = peg::match(*g, output, peg::match_flags::complete);
+    ASSERT_TRUE(whole.ok()) << whole.error.to_string();
+    fold f;
+    auto mapped = f.map(whole.ast, output, {});
+    ASSERT_FALSE(mapped.has_value());
+    EXPECT_EQ(mapped.error().code, base::errc::no_match) << mapped.error().to_string();
+    EXPECT_EQ(mapped.error().expected, r.expected);
+    EXPECT_EQ(mapped.error().where.offset, std::string("<function=search>").size());
+  }
+}
+
 // The hold rule for names and closers, row by row.
 TEST(fold_undecided, names_wait_for_a_byte_after_them_closers_for_their_end) {
   struct row {

@@ -5,14 +5,14 @@
 // rest from unsent_from()), never an internal error. Fuzz finding (stream_session).
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
+#include "chatpeg/base/file.h"
 #include "chatpeg/chat/prepare.h"
 #include "chatpeg/chat/template.h"
 #include "chatpeg/json/json.h"
 
+#include "chatpeg/stream/parse.h"
 #include "chatpeg/stream/session.h"
 #include "test_grammars.h"
 
@@ -29,6 +29,20 @@ parser calls_or_content(builder& b) {
                                    b.tag(tag::tool_close, b.literal("</function>")));
   auto piece = b.negate(call) + b.content(b.any() + b.until("<function="));
   return b.zero_or_more(b.choice({call, piece})) + b.end();
+}
+
+// A template of the source tree (its path from there) prepared for a request offering
+// get_weather.
+base::result<chat::prepared> prepared_with_a_tool(const std::string& path) {
+  auto source = base::read_file(std::string(CHATPEG_SOURCE_DIR) + "/" + path);
+  if (!source) return source.error();
+  auto t = chat::chat_template::create(*source, {.file = path});
+  if (!t) return t.error();
+  auto req = chat::request::from_json(*json::parse(R"({"messages": [{"role": "user",
+      "content": "hi"}], "tools": [{"type": "function", "function": {"name": "get_weather",
+      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]})"));
+  if (!req) return req.error();
+  return chat::prepare(**t, *req);
 }
 
 TEST(SessionBrokenCall, AnnouncedCallThatStopsMatchingIsNoMatchAtItsStart) {
@@ -79,16 +93,7 @@ TEST(SessionBrokenCall, ALaterCallWithTheSameNameTakingItsIndexIsNoMatchNotARetr
 // calls). finish() reports that the announced call stopped matching (a typed no_match the
 // gateway turns into content), not a refused retraction.
 TEST(SessionBrokenCall, ACallTheCompleteParseReadsOtherwiseIsNoMatchAtFinish) {
-  std::ifstream in(std::string(CHATPEG_SOURCE_DIR) + "/fuzz/templates/tagged_args.jinja");
-  std::ostringstream source;
-  source << in.rdbuf();
-  auto t = chat::chat_template::create(source.str(), {.file = "tagged_args.jinja"});
-  ASSERT_TRUE(t.has_value()) << t.error().to_string();
-  auto req = chat::request::from_json(*json::parse(R"({"messages": [{"role": "user",
-      "content": "hi"}], "tools": [{"type": "function", "function": {"name": "get_weather",
-      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]})"));
-  ASSERT_TRUE(req.has_value());
-  auto p = chat::prepare(**t, *req);
+  auto p = prepared_with_a_tool("fuzz/templates/tagged_args.jinja");
   ASSERT_TRUE(p.has_value()) << p.error().to_string();
   static constexpr char kBrokenOutput[] =
       "<tool_call>\n<functionl;\xFF\xFF`0\x00\xAC"
@@ -110,6 +115,40 @@ TEST(SessionBrokenCall, ACallTheCompleteParseReadsOtherwiseIsNoMatchAtFinish) {
   ASSERT_FALSE(f.has_value());
   EXPECT_EQ(f.error().code, base::errc::no_match) << f.error().to_string();
   EXPECT_EQ(f.error().expected, "the rest of the announced call");
+}
+
+// The example template's calls with their arguments as a JSON string (serialized-arguments)
+// that holds no whole object. The call was announced by its name; when the string closes, the
+// arguments are refused: a typed no_match at the arguments at every chunking, as the one-shot
+// parse says, never an internal error. Fuzz finding (stream_session).
+TEST(SessionBrokenCall, SerializedArgumentsWithoutAWholeObjectAreNoMatch) {
+  auto p = prepared_with_a_tool("examples/chatml_tools.jinja");
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  const std::string output =
+      "Checking.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": \" {\\\"c\"}\n"
+      "</tool_call>";
+  const std::size_t arguments_at = output.find("\" {");
+  auto once = parse(*p, output);
+  ASSERT_FALSE(once.has_value());
+  EXPECT_EQ(once.error().code, base::errc::no_match) << once.error().to_string();
+  EXPECT_EQ(once.error().where.offset, arguments_at) << once.error().to_string();
+  for (std::size_t chunk : {1u, 3u, 1000u}) {
+    SCOPED_TRACE(chunk);
+    session s(*p);
+    std::optional<base::error> failed;
+    for (std::size_t at = 0; at < output.size() && !failed; at += chunk) {
+      auto r = s.feed_copy(std::string_view(output).substr(at, chunk));
+      if (!r) failed = r.error();
+    }
+    if (!failed) {
+      auto f = s.finish();
+      ASSERT_FALSE(f.has_value());
+      failed = f.error();
+    }
+    EXPECT_EQ(failed->code, base::errc::no_match) << failed->to_string();
+    // What was sent (the text before the call) stays sent; in one piece nothing was.
+    EXPECT_EQ(s.unsent_from(), chunk < output.size() ? output.find("<tool_call>") : 0u);
+  }
 }
 
 }  // namespace
