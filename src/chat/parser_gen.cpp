@@ -247,8 +247,8 @@ gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::st
   if (words.empty()) {
     // No marker announces a call (bare JSON / pythonic lists): the answer is calls, or text
     // that calls to an offered tool may end ("Let me check.[f(a=1)]") — or, with text around
-    // calls, interrupt; such calls begin with '[' or '{', so content runs from one of those
-    // bytes to the next. Without that tolerance, calls followed by more text do not match
+    // calls, interrupt; content runs from one byte a call could start with ('[' or '{') to
+    // the next. Without that tolerance, calls followed by more text do not match
     // (an explicit error, not content). The grammar (lazy, triggered at the start) allows
     // calls or text.
     auto bare = c.ws() + calls + c.ws() + b.end();
@@ -257,7 +257,10 @@ gen_result assemble_tools(gen_context& c, peg::parser calls, std::vector<std::st
     } else {
       auto unit = b.rule(c.unique_rule("tool-calls-unit"),
                          around ? calls + c.ws() : calls + c.ws() + b.end());
-      auto piece = b.negate(calls) + b.content(b.any() + b.until_one_of({"[", "{"}));
+      // One content node for the text between calls (the AST stays small however long the
+      // text): its pieces run from one byte a call could start with to the next, each where
+      // no call starts. A call after text is read once it is whole.
+      auto piece = b.content(b.one_or_more(b.negate(calls) + b.any() + b.until_start_of(calls)));
       auto units = b.zero_or_more(b.choice({unit, piece})) + b.end();
       // Under tool_choice required at least one call.
       if (c.tool_required) units = b.zero_or_more(piece) + unit + units;

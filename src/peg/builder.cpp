@@ -175,6 +175,16 @@ parser builder::until_one_of(std::vector<std::string> delimiters) {
   return make(std::move(u));
 }
 
+parser builder::until_start_of(parser p) {
+  nodes::until u;
+  if (p.owner == this && p.id < g_.nodes_.size()) {
+    u.start_of = p.id;
+  } else {
+    deferred_errors_.push_back(build_error("until_start_of() needs a parser from this builder"));
+  }
+  return make(std::move(u));
+}
+
 parser builder::rest() {
   return until_one_of({});
 }
@@ -466,6 +476,19 @@ base::result<grammar> builder::build(parser root, const build_options& options) 
   g_.root_ = root.id;
   std::vector<bool> nullable;
   if (options.matcher_tables || options.validate) nullable = nullable_nodes(g_);
+  // An until that stops where a node could start: one delimiter per first byte of the node.
+  for (auto& n : g_.nodes_) {
+    auto* u = std::get_if<nodes::until>(&n);
+    if (!u || u->start_of == no_node) continue;
+    if (nullable.empty()) nullable = nullable_nodes(g_);
+    const std::bitset<256> first = detail::first_bytes_of(g_.nodes_, nullable, u->start_of);
+    for (std::size_t b = 0; b < 256; ++b) {
+      if (!first[b]) continue;
+      u->delimiters.emplace_back(1, static_cast<char>(b));
+      u->first_bytes.set(b);
+    }
+    u->start_of = no_node;
+  }
   if (options.matcher_tables) {
     detail::fill_first_tables(g_.nodes_, nullable);
     g_.loop_plans_ = detail::fill_loop_plans(g_.nodes_);

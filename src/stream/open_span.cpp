@@ -2,8 +2,9 @@
 // lenient match every node that looked at the end of input is partial, and partial nodes form
 // one chain from the root to the deepest one; nodes off the chain were decided before the end
 // of input and cannot change when input is appended. When the deepest partial node's body is
-// a scan that only stops on certain bytes — an `until` (its delimiters' first bytes), or the
-// plain run of a JSON-string-shaped loop outside an escape (bytes outside the run's class) —
+// a scan that only stops on certain bytes — an `until` (its delimiters' first bytes), also as
+// the last part of a run of pieces, or the plain run of a JSON-string-shaped loop outside an
+// escape (bytes outside the run's class) —
 // appending bytes without those leaves the scan open at the new end: the same AST with every
 // chain node extended. An `until` that stopped before a possible delimiter (a proper prefix of
 // one at the end of input) stays open with those bytes held: appended bytes that complete no
@@ -144,25 +145,38 @@ open_span_finder::body_info open_span_finder::classify(peg::node_id id) {
     out.table = table_of_until(*u);
     return out;
   }
-  if (const auto* s = std::get_if<peg::nodes::sequence>(&n)) {
-    if (s->children.empty()) return out;
+  // A sequence of bounded parts, then an `until`: the scan and the bytes the parts can take.
+  auto scan_after = [&](peg::node_id id, std::uint32_t& skip) -> const peg::nodes::until* {
+    const auto* s = id < g_->size() ? std::get_if<peg::nodes::sequence>(&g_->at(id)) : nullptr;
+    if (!s || s->children.empty()) return nullptr;
     const peg::node_id last = unwrap(s->children.back());
     const auto* u = last < g_->size() ? std::get_if<peg::nodes::until>(&g_->at(last)) : nullptr;
-    if (!u) return out;
-    std::uint32_t skip = 0;
+    if (!u) return nullptr;
+    skip = 0;
     for (std::size_t i = 0; i + 1 < s->children.size(); ++i) {
       skip = add_sat(skip, max_length(s->children[i], 0));
     }
-    if (skip == kUnbounded) return out;
+    return skip == kUnbounded ? nullptr : u;
+  };
+  if (std::holds_alternative<peg::nodes::sequence>(n)) {
+    const auto* u = scan_after(body, out.skip);
+    if (!u) return out;
     out.k = body_info::kind::until_after;
     out.scan = u;
-    out.skip = skip;
+    out.table = table_of_until(*u);
+    return out;
+  }
+  const auto* rep = std::get_if<peg::nodes::repetition>(&n);
+  if (!rep || rep->max != peg::unbounded) return out;
+  // A run of such sequences (text cut into pieces at the scan's delimiters, each piece
+  // guarded by a lookahead): every piece after the first starts at a delimiter.
+  if (const auto* u = scan_after(unwrap(rep->child), out.skip)) {
+    out.k = body_info::kind::repeated_until;
+    out.scan = u;
     out.table = table_of_until(*u);
     return out;
   }
   // zero_or_more(plain-run | E (simple | U hex{n})): the body of a JSON string.
-  const auto* rep = std::get_if<peg::nodes::repetition>(&n);
-  if (!rep || rep->max != peg::unbounded) return out;
   const peg::node_id alts_id = unwrap(rep->child);
   const auto* alts =
       alts_id < g_->size() ? std::get_if<peg::nodes::choice>(&g_->at(alts_id)) : nullptr;
@@ -278,6 +292,15 @@ void open_span_finder::find(const peg::match_result& r, std::string_view input, 
     case body_info::kind::until_after:
       if (size - deepest.start <= b.skip) return;
       break;
+    case body_info::kind::repeated_until:
+      // The last piece started at the span's start or at a delimiter; the parts before its
+      // scan (a lookahead, the delimiter's first character) are decided when no piece can
+      // have started within skip bytes of the end.
+      if (size - deepest.start <= b.skip ||
+          starts_delimiter(*b.scan, input.substr(0, size), size - b.skip)) {
+        return;
+      }
+      break;
     case body_info::kind::escaped_text:
       out.lookback = escaped_tail(b, input.substr(deepest.start, size - deepest.start));
       if (out.lookback > size - deepest.start) return;  // unknown
@@ -304,6 +327,18 @@ void open_span_finder::find(const peg::match_result& r, std::string_view input, 
   out.stop = &tables_[b.table];
   out.owner = deepest.origin;
   out.scan = b.scan;
+}
+
+// Whether a whole delimiter of u starts in text at `from` or later.
+bool open_span_finder::starts_delimiter(const peg::nodes::until& u, std::string_view text,
+                                        std::size_t from) {
+  for (std::size_t i = from; i < text.size(); ++i) {
+    if (!u.first_bytes[static_cast<unsigned char>(text[i])]) continue;
+    for (const auto& d : u.delimiters) {
+      if (text.compare(i, d.size(), d) == 0) return true;
+    }
+  }
+  return false;
 }
 
 // Whether `text` (input after a scan's end that holds no delimiter start before it) holds no

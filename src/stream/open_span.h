@@ -60,14 +60,21 @@ class open_span_finder {
  private:
   // How a node's body continues while the input ends inside it (computed once per node).
   struct body_info {
-    enum class kind : std::uint8_t { unknown, none, until, until_after, escaped_text };
+    enum class kind : std::uint8_t {
+      unknown,
+      none,
+      until,
+      until_after,
+      repeated_until,
+      escaped_text
+    };
     kind k = kind::unknown;
-    std::uint32_t skip = 0;    // until_after: bytes the children before the scan can take
+    std::uint32_t skip = 0;    // until_after, repeated_until: bytes the parts before the scan take
     std::uint8_t escape = 0;   // escaped_text: the escape byte E (E simple | E U hex{n})
     std::uint8_t unicode = 0;  // escaped_text: U (0 when there is none)
     std::uint32_t hex = 0;     // escaped_text: n
     std::uint32_t table = 0;   // index into tables_
-    const peg::nodes::until* scan = nullptr;         // until, until_after
+    const peg::nodes::until* scan = nullptr;         // until, until_after, repeated_until
     const peg::nodes::char_class* run = nullptr;     // escaped_text: the plain run
     const peg::nodes::char_class* simple = nullptr;  // escaped_text: E simple
     const peg::nodes::char_class* digits = nullptr;  // escaped_text: E U digits{hex}
@@ -79,6 +86,7 @@ class open_span_finder {
   std::uint32_t max_length(peg::node_id id, int depth) const;  // bytes; unbounded if unknown
   // Bytes of the escape the escaped text ends inside (0: none; SIZE_MAX: not a shape known).
   std::size_t escaped_tail(const body_info& b, std::string_view text) const;
+  static bool starts_delimiter(const peg::nodes::until& u, std::string_view text, std::size_t from);
   static bool extends_scan(const peg::nodes::until& u, std::string_view text, std::size_t& held);
 
   const peg::grammar* g_;

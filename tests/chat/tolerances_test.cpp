@@ -86,7 +86,7 @@ const std::vector<row>& rows() {
        "content='Bye.'"},
       {tolerance::text_around_calls, kBareJson,
        "{\"name\": \"f\", \"arguments\": {}} I used {f} here.",
-       "|tool_name='f' tool_args='{}' content='I used ' content='{f} here.'"},
+       "|tool_name='f' tool_args='{}' content='I used {f} here.'"},
       {tolerance::call_separators, kBareJson,
        "{\"name\": \"f\", \"arguments\": {}} ; {\"name\": \"f\", \"arguments\": {\"n\": 2}}",
        "|tool_name='f' tool_args='{}' |tool_name='f' tool_args='{\"n\": 2}'"},

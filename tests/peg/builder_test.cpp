@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <string>
+#include <vector>
+
 namespace chatpeg::peg {
 namespace {
 
@@ -118,6 +122,55 @@ TEST(Builder, UntilFirstBytes) {
   EXPECT_TRUE(u.first_bytes.test('<'));
   EXPECT_TRUE(u.first_bytes.test('['));
   EXPECT_EQ(u.first_bytes.count(), 2u);
+}
+
+// until_start_of(p): one delimiter per byte p's match can start with, through optional
+// parts, alternatives and refs resolved at build(); a lookahead adds none.
+TEST(Builder, UntilStartOfStopsWhereTheNodeCouldStart) {
+  struct row {
+    const char* name;
+    std::function<parser(builder&)> target;
+    std::string bytes;  // the first bytes, in byte order
+  };
+  const std::vector<row> rows = {
+      {"literal", [](builder& b) { return b.literal("{\"a\""); }, "{"},
+      {"alternatives",
+       [](builder& b) {
+         return b.choice({b.literal("[x"), b.literal("{y"), b.literal("<z")});
+       },
+       "<[{"},
+      {"optional whitespace first",
+       [](builder& b) { return b.optional(b.chars("[ \n]")) + b.literal("{"); }, "\n {"},
+      {"through a ref defined later", [](builder& b) { return b.ref("call"); }, "("},
+      {"a lookahead consumes nothing",
+       [](builder& b) { return b.negate(b.literal("x")) + b.literal("y"); }, "y"},
+      {"non-ASCII start", [](builder& b) { return b.literal("\xE2\x9C\x85"); }, "\xE2"},
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.name);
+    builder b;
+    auto root = b.until_start_of(r.target(b));
+    b.rule("call", b.literal("(") + b.literal(")"));
+    auto g = b.build(root);
+    ASSERT_TRUE(g.has_value()) << g.error().to_string();
+    const auto& u = node_as<nodes::until>(*g, g->root());
+    std::string got;
+    for (std::size_t c = 0; c < 256; ++c) {
+      if (u.first_bytes.test(c)) got += static_cast<char>(c);
+    }
+    EXPECT_EQ(got, r.bytes);
+    EXPECT_EQ(u.delimiters.size(), r.bytes.size());
+    EXPECT_EQ(u.start_of, no_node);
+  }
+}
+
+TEST(Builder, UntilStartOfAParserOfAnotherBuilderIsAnError) {
+  builder other;
+  auto foreign = other.literal("{");
+  builder b;
+  auto g = b.build(b.until_start_of(foreign));
+  ASSERT_FALSE(g.has_value());
+  EXPECT_NE(g.error().message.find("until_start_of"), std::string::npos) << g.error().message;
 }
 
 TEST(Builder, RestIsUntilWithoutDelimiters) {

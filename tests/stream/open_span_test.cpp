@@ -51,6 +51,16 @@ const std::vector<fast_case>& fast_cases() {
        // An escape cut by the end of a chunk stays open: the next chunk completes it.
        {"<function=search>{\"q\": \"ab", "c\\", "n", "d \\u00", "e9", "f"},
        {true, false, false, false, false, false}},
+      {"text_between_bare_calls",
+       bare_json,
+       "",
+       // Text pieces end at '{' (where a call could start; '[' is no such byte): a chunk
+       // holding '{' is matched; so is the next while the last '{' is within the bytes a
+       // piece's parts before its scan may take (a code point: 4); then the text runs on as
+       // one span.
+       {"Use [1, 2]", " and", " { x", " }.", " more", " {\"name\": \"search\", ",
+        "\"arguments\": {}}", " after"},
+       {true, false, true, true, false, true, true, true}},
       {"tagged_raw_string",
        tag_with_tagged,
        "",

@@ -92,6 +92,16 @@ const std::vector<session_case>& session_cases() {
        "</function>\n</tool_call>",
        {std::nullopt, std::nullopt, {{"get_weather", "{\"city\\nParis\":\"x\"}"}}},
        finish_reason::tool_calls},
+      // Text, a call, text around a '{' that starts no call, a call cut into the text.
+      {"text_around_bare_calls",
+       bare_json,
+       "",
+       "Use [1] and { x }. {\"name\": \"search\", \"arguments\": {\"q\": \"{[\"}} then "
+       "{\"a\": 1} {{\"name\": \"get_weather\", \"arguments\": {}}",
+       {"Use [1] and { x }. then {\"a\": 1} {",
+        std::nullopt,
+        {{"search", R"({"q":"{["})"}, {"get_weather", "{}"}}},
+       finish_reason::tool_calls},
       {"pythonic",
        pythonic,
        "",

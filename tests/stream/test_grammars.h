@@ -44,6 +44,15 @@ inline parser json_native(builder& b) {
   return b.content(b.until("[TOOL_CALLS]")) + b.optional(calls) + b.space() + b.end();
 }
 
+// bare_json (Llama 3.x like): calls are bare JSON objects, text around them is content. Text
+// runs as one content node whose pieces end where a call could start (chat's shape).
+inline parser bare_json(builder& b) {
+  auto calls = b.rule("calls", json_call(b));
+  auto unit = calls + b.space();
+  auto piece = b.content(b.one_or_more(b.negate(calls) + b.any() + b.until_start_of(calls)));
+  return b.zero_or_more(b.choice({unit, piece})) + b.end();
+}
+
 // tag_with_json: <function=NAME>{json}</function>
 inline parser tag_with_json(builder& b) {
   auto call = b.tag(tag::tool, b.tag(tag::tool_open, b.literal("<function=")) +

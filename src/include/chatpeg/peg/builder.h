@@ -71,6 +71,10 @@ class builder {
   parser chars(std::string_view cls, std::uint32_t min = 1, std::uint32_t max = 1);
   parser until(std::string delimiter);
   parser until_one_of(std::vector<std::string> delimiters);
+  // Up to the first byte where p could start a match (p's first bytes, computed by build()),
+  // or to the end of input. Text between two bare JSON calls: until_start_of(calls) stops at
+  // `{` only, where until_one_of({"[", "{"}) would also stop at every `[`.
+  parser until_start_of(parser p);
   parser rest();  // everything to the end of input (lenient: need_more_input, more may come)
 
   // Composition.

@@ -78,6 +78,9 @@ struct char_class {
 struct until {
   std::vector<std::string> delimiters;
   std::bitset<256> first_bytes = {};  // filled by build(): bytes that can start a delimiter
+  // When set, build() adds a one-byte delimiter for each byte a match of this node can start
+  // with (builder::until_start_of), then clears it.
+  node_id start_of = no_node;
 };
 
 struct atomic {  // no partial AST escapes while the child is incomplete
