@@ -3,8 +3,9 @@
 // away (close, reset or half-close in flight) cancelling their request, a flood of trickling
 // clients that costs no worker, a full queue (503), the per-client connection limit, the inline
 // route while every worker is busy, a client that stops reading its stream given up within the
-// write limits, the request deadline, and the idle timeout. Waits are bounded by the clients' own
-// timeouts; the one time bound asserted is the 1 s a disconnect may take to cancel.
+// write limits, the request deadline, the idle timeout, accepting paused while descriptors run
+// out, and the soft descriptor limit raised to the hard one. Waits are bounded by the clients'
+// own timeouts; the one time bound asserted is the 1 s a disconnect may take to cancel.
 #include "chatpeg/http/server.h"
 
 #include <gtest/gtest.h>
@@ -18,6 +19,8 @@
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "support/raw_client.h"
 
@@ -462,6 +465,31 @@ TEST(HttpServer, OutOfDescriptorsPausesAccepting) {
   for (int fd : filler) ::close(fd);
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
   for (auto& c : clients) EXPECT_EQ(status_of(c->read_all()), 200);
+}
+
+// raise_descriptor_limit lifts the soft limit on descriptors to the hard one, from wherever the
+// soft limit stands (the hard limit stays as it is).
+TEST(HttpServer, RaiseDescriptorLimitLiftsTheSoftLimitToTheHardOne) {
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  if (saved.rlim_max == RLIM_INFINITY || saved.rlim_max < 128) {
+    GTEST_SKIP() << "the hard limit is unbounded or too low to lower the soft one below it";
+  }
+  const std::vector<std::pair<const char*, rlim_t>> cases = {
+      {"far below", 64}, {"just below", saved.rlim_max - 1}, {"at the hard limit", saved.rlim_max}};
+  for (const auto& [name, soft] : cases) {
+    SCOPED_TRACE(name);
+    rlimit low = saved;
+    low.rlim_cur = soft;
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+    const std::size_t in_force = raise_descriptor_limit();
+    rlimit now{};
+    ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &now), 0);
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+    EXPECT_EQ(now.rlim_cur, saved.rlim_max);
+    EXPECT_EQ(now.rlim_max, saved.rlim_max);
+    EXPECT_EQ(in_force, static_cast<std::size_t>(saved.rlim_max));
+  }
 }
 
 // The application's context of a request goes from the inline handler to the worker's and

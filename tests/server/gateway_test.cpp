@@ -1,10 +1,11 @@
 // End-to-end gateway tests on loopback: OpenAI response shapes (stream and non-stream), what
 // reaches the backend (prompt, n_predict, grammar, triggers, preserved tokens), every error
 // path (400 / 404 / 413 / 502, error event mid-stream), the failure policy for model output,
-// cancellation on client disconnect, and the request log.
+// cancellation on client disconnect, the request log, and the descriptor limit raised at bind.
 #include "chatpeg/server/gateway.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include "gateway_harness.h"
 
@@ -252,6 +253,29 @@ TEST(Gateway, UnreachableBackendIs502) {
   }
   gw.stop();
   t.join();
+}
+
+// A gateway holds two descriptors per stream (the client's and the backend's): binding raises
+// the soft descriptor limit to the hard one.
+TEST(Gateway, BindRaisesTheSoftDescriptorLimitToTheHardOne) {
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  if (saved.rlim_max == RLIM_INFINITY || saved.rlim_max < 128) {
+    GTEST_SKIP() << "the hard limit is unbounded or too low to lower the soft one below it";
+  }
+  rlimit low = saved;
+  low.rlim_cur = saved.rlim_max - 1;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  auto tmpl = chat::chat_template::create(testing::hermes_template);
+  ASSERT_TRUE(tmpl);
+  auto g = gateway::create(*tmpl, {.server = {.port = 0, .log = log_format::none}});
+  ASSERT_TRUE(g);
+  const auto bound = (*g)->bind();
+  rlimit now{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &now), 0);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  ASSERT_TRUE(bound) << bound.error().to_string();
+  EXPECT_EQ(now.rlim_cur, saved.rlim_max);
 }
 
 TEST(Gateway, BackendErrorMidStreamEndsWithErrorEvent) {
