@@ -4,7 +4,6 @@
 // --max-body-bytes answers 413, a small --max-head-bytes 431). The server runs as a child
 // process on a free port and is stopped with SIGTERM (exit 0).
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -21,6 +20,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "support/child_process.h"
 
 namespace {
 
@@ -63,20 +64,8 @@ class serve_cli : public ::testing::Test {
     argv.insert(argv.end(), args.begin(), args.end());
     const std::string out = (dir_ / "stdout.txt").string();
     const std::string err = (dir_ / "stderr.txt").string();
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      ::dup2(o, 1);
-      ::dup2(e, 2);
-      std::vector<char*> cargv;
-      for (auto& a : argv) cargv.push_back(a.data());
-      cargv.push_back(nullptr);
-      ::execv(cargv[0], cargv.data());
-      ::_exit(127);
-    }
-    pid_ = pid;
-    return pid;
+    pid_ = chatpeg::testing::spawn_logged(std::move(argv), out, err);
+    return pid_;
   }
 
   // Runs to completion (bad flags end at once).

@@ -12,7 +12,6 @@
 // CHATPEG_TINY_GGUF (a GGUF file); without them, or without node/npm, the test is skipped
 // with one visible line.
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
@@ -32,6 +31,7 @@
 
 #include "gateway_harness.h"
 #include "npm_support.h"
+#include "support/child_process.h"
 
 namespace chatpeg::server {
 namespace {
@@ -74,17 +74,7 @@ class llama_server {
     std::vector<std::string> argv = {
         binary, "-m",   model, "--host", "127.0.0.1", "--port", std::to_string(port_),
         "-c",   "4096", "-np", "2"};
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      std::vector<char*> cargv;
-      for (auto& a : argv) cargv.push_back(a.data());
-      cargv.push_back(nullptr);
-      ::execv(cargv[0], cargv.data());
-      ::_exit(127);
-    }
+    pid_ = chatpeg::testing::spawn_logged(std::move(argv), log.string());
   }
   ~llama_server() {
     if (pid_ <= 0) return;
