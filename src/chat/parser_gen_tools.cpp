@@ -154,9 +154,8 @@ bool is_plain_string_schema(const json::value& s) {
   return types.size() == 1 && types[0] == "string" && s.find("enum") == s.end();
 }
 
-// Arguments written one by one in markers (tag_with_tagged).
-base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
-  auto& b = c.b;
+// The markers that end a tagged argument's value.
+base::result<std::vector<std::string>> tagged_value_delimiters(gen_context& c) {
   const auto& ts = c.a.tools;
   // What ends a value: the value closer, else whatever can follow the last argument.
   std::vector<std::string> closers;
@@ -171,8 +170,7 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
   // Under tolerance::missing_value_end a value also ends where the next argument begins, its
   // closer missing (spelled with a line break before it too, which the value does not keep).
   // The call's own closer does not end a value: a raw value may quote it.
-  const bool open_ended = c.tolerant(tolerance::missing_value_end);
-  if (open_ended) {
+  if (c.tolerant(tolerance::missing_value_end)) {
     const std::string_view value_end = ts.arg_value_end;
     const std::string lead(value_end.substr(0, value_end.find_first_not_of(" \t\r\n")));
     const std::string next(marker_core(ts.arg_name_prefix));
@@ -192,6 +190,17 @@ base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
     return base::make_error(base::errc::analysis_failed,
                             "tagged tool arguments without any marker that ends a value");
   }
+  return delimiters;
+}
+
+// Arguments written one by one in markers (tag_with_tagged).
+base::result<parser> tagged_arguments(gen_context& c, const json::value& tool) {
+  auto& b = c.b;
+  const auto& ts = c.a.tools;
+  auto found = tagged_value_delimiters(c);
+  if (!found) return found.error();
+  const std::vector<std::string>& delimiters = *found;
+  const bool open_ended = c.tolerant(tolerance::missing_value_end);
   parser terminator = c.ws() + b.literal(std::string(marker_core(delimiters.front())));
   for (std::size_t i = 1; i < delimiters.size(); ++i) {
     terminator = terminator | (c.ws() + b.literal(std::string(marker_core(delimiters[i]))));

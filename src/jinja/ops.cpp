@@ -597,6 +597,88 @@ value slice_value(interp& in, const value& obj, const value& start, const value&
   return obj.is_tuple() ? value::tuple(std::move(out)) : value::list(std::move(out));
 }
 
+namespace {
+
+// One %-conversion of a format string: %[flags][width][.prec]conv.
+struct percent_conversion {
+  std::string flags;
+  std::string width;
+  std::string prec;
+  bool has_prec = false;
+  char conv = 0;
+};
+
+// The text of one conversion (other than %%) applied to arg, padded to its width.
+std::string percent_piece(interp& in, const percent_conversion& c, const value& arg, bool markup) {
+  std::string piece;
+  std::string spec = "%" + c.flags + c.width + (c.has_prec ? "." + c.prec : "");
+  char buf[512];
+  switch (c.conv) {
+    case 's':
+      piece = to_str(arg);
+      if (markup && !arg.is_markup()) piece = html_escape(piece);
+      if (c.has_prec) {
+        piece.resize(utf8_prefix_bytes(piece, static_cast<std::size_t>(std::atoi(c.prec.c_str()))));
+      }
+      break;
+    case 'r':
+    case 'a':
+      piece = to_repr(arg);
+      if (markup) piece = html_escape(piece);
+      break;
+    case 'd':
+    case 'i':
+    case 'u':
+      if (!arg.is_number())
+        in.fail("%" + std::string(1, c.conv) + " format: a real number is required, not " +
+                type_name(arg));
+      std::snprintf(
+          buf, sizeof buf, (spec + "lld").c_str(),
+          static_cast<long long>(arg.is_float() ? std::trunc(arg.as_float()) : arg.as_int()));
+      piece = buf;
+      break;
+    case 'x':
+    case 'X':
+    case 'o':
+      if (!arg.is_int() && !arg.is_bool()) in.fail("%x format: an integer is required");
+      std::snprintf(buf, sizeof buf, (spec + "ll" + c.conv).c_str(),
+                    static_cast<long long>(arg.as_int()));
+      piece = buf;
+      break;
+    case 'f':
+    case 'F':
+    case 'e':
+    case 'E':
+    case 'g':
+    case 'G':
+      if (!arg.is_number()) in.fail("must be real number, not " + type_name(arg));
+      std::snprintf(buf, sizeof buf, (spec + c.conv).c_str(), arg.as_float());
+      piece = buf;
+      break;
+    case 'c':
+      if (arg.is_string())
+        piece = arg.str();
+      else
+        base::append_utf8(piece, static_cast<char32_t>(arg.as_int()));
+      break;
+    default:
+      in.fail(std::string("unsupported format character '") + c.conv + "'");
+  }
+  if (c.conv == 's' || c.conv == 'r' || c.conv == 'a' || c.conv == 'c') {
+    std::size_t w = static_cast<std::size_t>(std::atoi(c.width.c_str()));
+    std::size_t len = utf8_length(piece);
+    if (len < w) {
+      if (c.flags.find('-') != std::string::npos)
+        piece.append(w - len, ' ');
+      else
+        piece.insert(0, w - len, ' ');
+    }
+  }
+  return piece;
+}
+
+}  // namespace
+
 // printf-style formatting of Python's str % args.
 value percent_format(interp& in, const std::string& fmt, const value& args, bool markup) {
   std::vector<value> list;
@@ -611,9 +693,8 @@ value percent_format(interp& in, const std::string& fmt, const value& args, bool
   std::size_t next = 0;
   std::string out;
   for (std::size_t i = 0; i < fmt.size(); ++i) {
-    char c = fmt[i];
-    if (c != '%') {
-      out += c;
+    if (fmt[i] != '%') {
+      out += fmt[i];
       continue;
     }
     if (++i >= fmt.size()) in.fail("incomplete format");
@@ -630,21 +711,20 @@ value percent_format(interp& in, const std::string& fmt, const value& args, bool
       have_arg = true;
       i = close + 1;
     }
-    std::string flags;
+    percent_conversion conversion;
     while (i < fmt.size() && std::string_view("-+ #0").find(fmt[i]) != std::string_view::npos)
-      flags += fmt[i++];
-    std::string width;
-    while (i < fmt.size() && std::isdigit(static_cast<unsigned char>(fmt[i]))) width += fmt[i++];
-    std::string prec;
-    bool has_prec = false;
+      conversion.flags += fmt[i++];
+    while (i < fmt.size() && std::isdigit(static_cast<unsigned char>(fmt[i])))
+      conversion.width += fmt[i++];
     if (i < fmt.size() && fmt[i] == '.') {
-      has_prec = true;
+      conversion.has_prec = true;
       ++i;
-      while (i < fmt.size() && std::isdigit(static_cast<unsigned char>(fmt[i]))) prec += fmt[i++];
+      while (i < fmt.size() && std::isdigit(static_cast<unsigned char>(fmt[i])))
+        conversion.prec += fmt[i++];
     }
     if (i >= fmt.size()) in.fail("incomplete format");
-    char conv = fmt[i];
-    if (conv == '%') {
+    conversion.conv = fmt[i];
+    if (conversion.conv == '%') {
       out += '%';
       continue;
     }
@@ -657,73 +737,11 @@ value percent_format(interp& in, const std::string& fmt, const value& args, bool
       }
     }
     // Python accepts any width; the result of a wider one could not be output anyway.
-    if (width.size() > 9 || prec.size() > 9 ||
-        static_cast<std::uint64_t>(std::atoi(width.c_str())) > in.options.limits.max_output_bytes)
+    if (conversion.width.size() > 9 || conversion.prec.size() > 9 ||
+        static_cast<std::uint64_t>(std::atoi(conversion.width.c_str())) >
+            in.options.limits.max_output_bytes)
       in.check_output_size(UINT64_MAX);
-    std::string piece;
-    std::string spec = "%" + flags + width + (has_prec ? "." + prec : "");
-    char buf[512];
-    switch (conv) {
-      case 's':
-        piece = to_str(arg);
-        if (markup && !arg.is_markup()) piece = html_escape(piece);
-        if (has_prec) {
-          piece.resize(utf8_prefix_bytes(piece, static_cast<std::size_t>(std::atoi(prec.c_str()))));
-        }
-        break;
-      case 'r':
-      case 'a':
-        piece = to_repr(arg);
-        if (markup) piece = html_escape(piece);
-        break;
-      case 'd':
-      case 'i':
-      case 'u':
-        if (!arg.is_number())
-          in.fail("%" + std::string(1, conv) + " format: a real number is required, not " +
-                  type_name(arg));
-        std::snprintf(
-            buf, sizeof buf, (spec + "lld").c_str(),
-            static_cast<long long>(arg.is_float() ? std::trunc(arg.as_float()) : arg.as_int()));
-        piece = buf;
-        break;
-      case 'x':
-      case 'X':
-      case 'o':
-        if (!arg.is_int() && !arg.is_bool()) in.fail("%x format: an integer is required");
-        std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(),
-                      static_cast<long long>(arg.as_int()));
-        piece = buf;
-        break;
-      case 'f':
-      case 'F':
-      case 'e':
-      case 'E':
-      case 'g':
-      case 'G':
-        if (!arg.is_number()) in.fail("must be real number, not " + type_name(arg));
-        std::snprintf(buf, sizeof buf, (spec + conv).c_str(), arg.as_float());
-        piece = buf;
-        break;
-      case 'c':
-        if (arg.is_string())
-          piece = arg.str();
-        else
-          base::append_utf8(piece, static_cast<char32_t>(arg.as_int()));
-        break;
-      default:
-        in.fail(std::string("unsupported format character '") + conv + "'");
-    }
-    if (conv == 's' || conv == 'r' || conv == 'a' || conv == 'c') {
-      std::size_t w = static_cast<std::size_t>(std::atoi(width.c_str()));
-      std::size_t len = utf8_length(piece);
-      if (len < w) {
-        if (flags.find('-') != std::string::npos)
-          piece.append(w - len, ' ');
-        else
-          piece.insert(0, w - len, ' ');
-      }
-    }
+    const std::string piece = percent_piece(in, conversion, arg, markup);
     in.check_output_size(add_sat(out.size(), piece.size()));
     out += piece;
   }

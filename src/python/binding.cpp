@@ -60,15 +60,8 @@ auto without_gil(F&& f) {
   return f();
 }
 
-}  // namespace
-
-PYBIND11_MODULE(_chatpeg, m) {
-  using chatpeg::api::chat_template;
-  using chatpeg::api::response_stream;
-  using chatpeg::api::response_template;
-  m.doc() = "chatpeg native extension (use the chatpeg package)";
-  m.attr("__version__") = CHATPEG_VERSION_STRING;
-
+// api::error → the chatpeg.Error subclass for its code.
+void register_errors() {
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -82,7 +75,10 @@ PYBIND11_MODULE(_chatpeg, m) {
       PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
     }
   });
+}
 
+void bind_stream(py::module_& m) {
+  using chatpeg::api::response_stream;
   py::class_<response_stream>(m, "Stream")
       .def(
           "feed",
@@ -108,7 +104,10 @@ PYBIND11_MODULE(_chatpeg, m) {
       .def_property_readonly("message",
                              [](const response_stream& s) { return from_json(s.current()); })
       .def_property_readonly("received", &response_stream::received);
+}
 
+void bind_template(py::module_& m) {
+  using chatpeg::api::chat_template;
   py::class_<chat_template>(m, "Template")
       .def_static(
           "from_file",
@@ -180,7 +179,10 @@ PYBIND11_MODULE(_chatpeg, m) {
       .def_property_readonly("shipped_response_template", [](const chat_template& t) {
         return without_gil([&] { return t.shipped_response_template(); });
       });
+}
 
+void bind_response_template(py::module_& m) {
+  using chatpeg::api::response_template;
   py::class_<response_template>(m, "ResponseTemplate")
       .def_static(
           "from_file",
@@ -217,4 +219,15 @@ PYBIND11_MODULE(_chatpeg, m) {
             return without_gil([&] { return t.stream(o); });
           },
           py::kw_only(), py::arg("prefix") = py::none(), py::arg("tools") = py::none());
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_chatpeg, m) {
+  m.doc() = "chatpeg native extension (use the chatpeg package)";
+  m.attr("__version__") = CHATPEG_VERSION_STRING;
+  register_errors();
+  bind_stream(m);
+  bind_template(m);
+  bind_response_template(m);
 }

@@ -354,6 +354,147 @@ bool value_converter::escape_step(char c, std::string& out) {
   return true;
 }
 
+void value_converter::key_step(char c, std::string& out) {
+  if (c == '}') {
+    comma_pending_ = false;
+    out += '}';
+    stack_.pop_back();
+    end_value();
+    return;
+  }
+  if (c == '"' || c == '\'') {
+    emit_comma_if_pending(key_.text());
+    key_.text() += '"';
+    quote_ = c;
+    string_is_key_ = true;
+    state_ = state::string;
+    return;
+  }
+  if (c == gemma_quote[0]) {
+    emit_comma_if_pending(key_.text());
+    key_.text() += '"';
+    quote_raw_ok_ = false;
+    string_is_key_ = true;
+    quote_held_ = 1;
+    state_ = state::quote_open;
+    return;
+  }
+  if (is_key_start(c)) {  // a bare key (Gemma)
+    emit_comma_if_pending(key_.text());
+    key_.text() += '"';
+    key_.text() += c;
+    state_ = state::bare_key;
+    return;
+  }
+  fail();
+}
+
+bool value_converter::quote_open_step(char c, std::string& out) {
+  if (c == gemma_quote[quote_held_]) {
+    if (++quote_held_ == gemma_quote.size()) {
+      quote_held_ = 0;
+      quote_ = gemma_quote[0];
+      state_ = state::string;
+    }
+    return true;
+  }
+  if (!quote_raw_ok_) {
+    fail();
+    return true;
+  }
+  for (std::size_t i = 0; i < quote_held_; ++i) append_string_byte(out, gemma_quote[i]);
+  quote_held_ = 0;
+  state_ = state::raw;
+  return false;
+}
+
+void value_converter::after_step(char c, std::string& out) {
+  const char top = stack_.back();
+  if (c == ',') {
+    comma_pending_ = true;
+    state_ = top == '{' ? state::key : state::value;
+    return;
+  }
+  if ((c == '}' && top == '{') || (c == ']' && top == '[') || (c == ')' && top == '(')) {
+    out += c == '}' ? '}' : ']';
+    stack_.pop_back();
+    end_value();
+    return;
+  }
+  fail();
+}
+
+bool value_converter::string_step(char c, std::string& out) {
+  if (quote_ == gemma_quote[0]) return gemma_quote_step(c, out);
+  if (close_held_) {
+    // Whitespace after the quote may still be the value's trailing space: held too.
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      space_after_close_ += c;
+      return true;
+    }
+    // More of the value follows: the held quote (and space) was text.
+    close_held_ = false;
+    append_string_byte(out, quote_);
+    for (const char w : space_after_close_) append_string_byte(out, w);
+    space_after_close_.clear();
+  }
+  if (c != '\\') flush_high_surrogate(out);
+  if (c == quote_) {
+    // The closing quote of a string that is the whole value is its last byte: held until
+    // the value ends (a quote with more text after it is text: 'sed -n '1,5p' f').
+    if (stack_.empty() && !string_is_key_) {
+      close_held_ = true;
+      return true;
+    }
+    close_string(out);
+    return true;
+  }
+  if (c == '\\') {
+    word_.clear();
+    state_ = state::escape;
+    return true;
+  }
+  append_string_byte(out, c);
+  return true;
+}
+
+bool value_converter::number_step(char c, std::string& out) {
+  if (number_zero_held_ || (number_last_ == '-' && c == '0')) {
+    if (c == '0') {  // a leading zero (another one): held
+      number_zero_held_ = true;
+      number_has_digit_ = true;
+      number_last_ = c;
+      return true;
+    }
+    if (!is_digit(c)) out += '0';  // the zero was the integer part
+    number_zero_held_ = false;
+  }
+  if (is_digit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
+    out += c;
+    number_last_ = c;
+    number_has_digit_ = number_has_digit_ || is_digit(c);
+    return true;
+  }
+  if (c == '_') return true;            // Python digit separator
+  if (number_last_ == '.') out += '0';  // Python "5." → 5.0
+  end_value();
+  return false;
+}
+
+bool value_converter::word_step(char c, std::string& out) {
+  if (is_alpha(c) || is_digit(c)) {
+    word_ += c;
+    bool literal_prefix = false;
+    for (const auto& w : literal_words) {
+      literal_prefix = literal_prefix || w.python.substr(0, word_.size()) == word_;
+    }
+    if (!literal_prefix && !raw_word(out)) fail();
+    return true;
+  }
+  end_word(out);
+  return false;
+}
+
 void value_converter::step(char c, std::string& out) {
   for (;;) {  // each pass either consumes c or changes state and retries it once
     if (failed_) return;
@@ -371,38 +512,7 @@ void value_converter::step(char c, std::string& out) {
         return start_value(c, out);
       case state::key:
         if (is_space(c)) return;
-        if (c == '}') {
-          comma_pending_ = false;
-          out += '}';
-          stack_.pop_back();
-          end_value();
-          return;
-        }
-        if (c == '"' || c == '\'') {
-          emit_comma_if_pending(key_.text());
-          key_.text() += '"';
-          quote_ = c;
-          string_is_key_ = true;
-          state_ = state::string;
-          return;
-        }
-        if (c == gemma_quote[0]) {
-          emit_comma_if_pending(key_.text());
-          key_.text() += '"';
-          quote_raw_ok_ = false;
-          string_is_key_ = true;
-          quote_held_ = 1;
-          state_ = state::quote_open;
-          return;
-        }
-        if (is_key_start(c)) {  // a bare key (Gemma)
-          emit_comma_if_pending(key_.text());
-          key_.text() += '"';
-          key_.text() += c;
-          state_ = state::bare_key;
-          return;
-        }
-        return fail();
+        return key_step(c, out);
       case state::bare_key:
         if (is_key_char(c)) {
           o += c;
@@ -412,18 +522,7 @@ void value_converter::step(char c, std::string& out) {
         state_ = state::colon;
         continue;
       case state::quote_open:
-        if (c == gemma_quote[quote_held_]) {
-          if (++quote_held_ == gemma_quote.size()) {
-            quote_held_ = 0;
-            quote_ = gemma_quote[0];
-            state_ = state::string;
-          }
-          return;
-        }
-        if (!quote_raw_ok_) return fail();
-        for (std::size_t i = 0; i < quote_held_; ++i) append_string_byte(o, gemma_quote[i]);
-        quote_held_ = 0;
-        state_ = state::raw;
+        if (quote_open_step(c, o)) return;
         continue;
       case state::colon:
         if (is_space(c)) return;
@@ -431,91 +530,20 @@ void value_converter::step(char c, std::string& out) {
         o += ':';
         state_ = state::value;
         return;
-      case state::after: {
+      case state::after:
         if (is_space(c)) return;
-        const char top = stack_.back();
-        if (c == ',') {
-          comma_pending_ = true;
-          state_ = top == '{' ? state::key : state::value;
-          return;
-        }
-        if ((c == '}' && top == '{') || (c == ']' && top == '[') || (c == ')' && top == '(')) {
-          out += c == '}' ? '}' : ']';
-          stack_.pop_back();
-          end_value();
-          return;
-        }
-        return fail();
-      }
+        return after_step(c, out);
       case state::string:
-        if (quote_ == gemma_quote[0]) {
-          if (gemma_quote_step(c, o)) return;
-          continue;
-        }
-        if (close_held_) {
-          // Whitespace after the quote may still be the value's trailing space: held too.
-          if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-            space_after_close_ += c;
-            return;
-          }
-          // More of the value follows: the held quote (and space) was text.
-          close_held_ = false;
-          append_string_byte(o, quote_);
-          for (const char w : space_after_close_) append_string_byte(o, w);
-          space_after_close_.clear();
-        }
-        if (c != '\\') flush_high_surrogate(o);
-        if (c == quote_) {
-          // The closing quote of a string that is the whole value is its last byte: held until
-          // the value ends (a quote with more text after it is text: 'sed -n '1,5p' f').
-          if (stack_.empty() && !string_is_key_) {
-            close_held_ = true;
-            return;
-          }
-          return close_string(o);
-        }
-        if (c == '\\') {
-          word_.clear();
-          state_ = state::escape;
-          return;
-        }
-        append_string_byte(o, c);
-        return;
+        if (string_step(c, o)) return;
+        continue;
       case state::escape:
         if (escape_step(c, o)) return;
         continue;
       case state::number:
-        if (number_zero_held_ || (number_last_ == '-' && c == '0')) {
-          if (c == '0') {  // a leading zero (another one): held
-            number_zero_held_ = true;
-            number_has_digit_ = true;
-            number_last_ = c;
-            return;
-          }
-          if (!is_digit(c)) out += '0';  // the zero was the integer part
-          number_zero_held_ = false;
-        }
-        if (is_digit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
-          out += c;
-          number_last_ = c;
-          number_has_digit_ = number_has_digit_ || is_digit(c);
-          return;
-        }
-        if (c == '_') return;                 // Python digit separator
-        if (number_last_ == '.') out += '0';  // Python "5." → 5.0
-        end_value();
+        if (number_step(c, out)) return;
         continue;
       case state::word:
-        if (is_alpha(c) || is_digit(c)) {
-          word_ += c;
-          bool literal_prefix = false;
-          for (const auto& w : literal_words) {
-            literal_prefix = literal_prefix || w.python.substr(0, word_.size()) == word_;
-          }
-          if (!literal_prefix && !raw_word(out)) fail();
-          return;
-        }
-        end_word(out);
+        if (word_step(c, out)) return;
         continue;
       case state::raw:
         append_string_byte(out, c);

@@ -111,7 +111,15 @@ class value_converter {
     done,        // the top-level value is complete
   };
 
+  // One byte in the current state; the *_step helpers handle one state each and return false
+  // when c was not consumed (the state changed and step() retries it).
   void step(char c, std::string& out);
+  void key_step(char c, std::string& out);
+  bool quote_open_step(char c, std::string& out);
+  void after_step(char c, std::string& out);
+  bool string_step(char c, std::string& out);
+  bool number_step(char c, std::string& out);
+  bool word_step(char c, std::string& out);
   void start_value(char c, std::string& out);
   void end_value();  // a value finished: state becomes after / done
   void end_word(std::string& out);
