@@ -1,6 +1,7 @@
 # chatpeg_add_module(<name> [DEPS <module>...] [PUBLIC_LIBS <target>...])
-# Declares the static library target chatpeg_<name> (alias chatpeg::<name>) from
-# src/<name>/*.cpp, its interface headers under src/include/chatpeg/<name>/ (not installed).
+# Declares the static library target chatpeg_<name> (alias chatpeg::<name>) from the .cpp files
+# under src/<name>/ (subfolders included), its interface headers under src/include/chatpeg/<name>/
+# (not installed).
 # Only the modules named in DEPS are linked; tools/check_deps.py enforces the same rule on
 # #include lines, so a module cannot reach a module it did not declare.
 # Designated initializers leave option fields at their defaults on purpose.

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "chat/gen_test_support.h"
 #include "chatpeg/chat/template.h"
-#include "gen_test_support.h"
 
 namespace chatpeg::chat::testing {
 

@@ -111,7 +111,8 @@ TEST(GatewayAbuse, BackendFailuresReachTheClientLabelled) {
 }
 
 // Tools past the caps are refused before any work (400 naming the limit and the path); within
-// them thousands of tools are prepared (prepare is linear: tests/chat/prepare_scaling_test.cpp).
+// them thousands of tools are prepared (prepare is linear:
+// tests/chat/request/prepare_scaling_test.cpp).
 TEST(GatewayAbuse, ToolsPastTheCapsAre400NamingTheLimit) {
   server_options so = tight_server();
   so.max_body_bytes = 8u << 20;
