@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include "chatpeg/base/file.h"
+#include "chatpeg/chat/prepare.h"
+#include "chatpeg/chat/template.h"
 #include "chatpeg/stream/parse.h"
 #include "message_checks.h"
 #include "stream_checks.h"
@@ -420,6 +423,36 @@ TEST(Session, MovedSessionKeepsStreaming) {
   auto f = b.finish();
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->message.content, "Hello");
+}
+
+// A harmony-style format (a format description bound from an invented template): a marker
+// that starts no message after text the stream already sent. The text stays as read and the
+// marker is text, at every chunking, as the one-shot parse reads it (fuzz finding: the whole
+// output turned into content, which the stream could not take back).
+TEST(Session, AStrayMarkerAfterStreamedTextKeepsWhatWasSent) {
+  auto source = base::read_file(std::string(CHATPEG_SOURCE_DIR) +
+                                "/tests/conformance/invented/channels_channel_first.jinja");
+  ASSERT_TRUE(source.has_value());
+  auto t = chat::chat_template::create(*source, {.file = "channels_channel_first.jinja"});
+  ASSERT_TRUE(t.has_value()) << t.error().to_string();
+  auto req = chat::request::from_json(*json::parse(R"({"messages": [{"role": "user",
+      "content": "hi"}], "tools": [{"type": "function", "function": {"name": "get_weather",
+      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]})"));
+  ASSERT_TRUE(req.has_value());
+  auto p = chat::prepare(**t, *req);
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  for (const std::string output :
+       {"o[invoke]l[open]", "[chan]final[text]Hi[close][open]x", "Hi[close] to=x[open]"}) {
+    SCOPED_TRACE(output);
+    auto reference = parse(*p, output);
+    ASSERT_TRUE(reference.has_value()) << reference.error().to_string();
+    for (std::size_t n = 1; n <= output.size(); ++n) {
+      auto run = run_stream(*p, output, fixed_chunks(output.size(), n));
+      ASSERT_TRUE(run.ok) << n << ": " << run.error.to_string();
+      for (const auto& v : run.violations) ADD_FAILURE() << n << ": " << v;
+      EXPECT_EQ(message_difference(run.final_message, *reference, false), "") << n;
+    }
+  }
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 // a content type (" json", " <|constrain|>json"). analysis → reasoning (or, with
 // reasoning_format none, the whole message kept as written in content), final and
 // commentary without recipient → content, " to=functions.NAME" → a tool call with JSON
-// arguments, any other recipient (built-in tools the request did not declare) → dropped.
+// arguments, any other recipient (built-in tools the request did not declare) → dropped,
+// text outside any message and a marker that starts none → content.
 // Differential analysis cannot see this (the channel/recipient order varies), hence a
 // dedicated builder. The lazy GBNF starts at the " to=functions." trigger, from which both
 // header orders read the same way.
@@ -105,6 +106,20 @@ struct harmony {
            term();
   }
 
+  // A marker (or " to=") where no message the other readings take starts, and no call (`call`:
+  // a parser of every offered call, or null): text up to the next message end or call, so a
+  // stray marker leaves the messages before it as read (a stream has sent them) instead of
+  // turning the whole output into content.
+  parser stray_msg(const parser* call) {
+    auto marker =
+        b.choice({b.literal(m.channel), b.literal(m.start), b.literal(m.message), b.literal(m.end),
+                  b.literal(m.ret), b.literal(m.call), b.literal(m.constrain), b.literal(" to=")});
+    parser guard = b.eps();
+    if (call != nullptr) guard = b.negate(*call);
+    for (const std::string& opener : call_openers()) guard = guard + b.negate(b.literal(opener));
+    return guard + b.content(marker + answer_text()) + term();
+  }
+
   // A message to a recipient the request did not declare (container.exec, python, browser.*):
   // accepted and dropped.
   // A recipient that is not an offered function: another namespace, or, where tools are
@@ -159,14 +174,19 @@ base::result<gen_result> build_gpt_oss(gen_context& c) {
     lead = b.optional(h.body_text() + h.term());
   }
 
+  // Every offered call, as the rule defined below (stray text never starts where one does).
+  const bool with_calls = c.body == body_kind::tools && !c.tools.empty();
+  const std::string call_rule = with_calls ? c.unique_rule("harmony-call") : std::string();
+  const parser call_ref = with_calls ? b.ref(call_rule) : b.eps();
+  const parser* guard = with_calls ? &call_ref : nullptr;
   std::vector<parser> others{h.reasoning_msg(), h.text_msg("final"), h.text_msg("commentary"),
                              h.builtin_msg()};
-  if (!c.for_gbnf) others.push_back(h.plain_msg());
+  if (!c.for_gbnf) others.insert(others.end(), {h.plain_msg(), h.stray_msg(guard)});
   if (c.body == body_kind::json_schema) {
     auto fin = h.json_final_msg();
     if (!fin) return fin.error();
     others = {h.reasoning_msg(), *fin, h.text_msg("commentary"), h.builtin_msg()};
-    if (!c.for_gbnf) others.push_back(h.plain_msg());
+    if (!c.for_gbnf) others.insert(others.end(), {h.plain_msg(), h.stray_msg(nullptr)});
     out.root = lead + b.zero_or_more(b.choice(others)) + c.ws() + b.end();
     return out;
   }
@@ -185,7 +205,7 @@ base::result<gen_result> build_gpt_oss(gen_context& c) {
     lazy_calls.push_back(b.tag(tag::tool, from_recipient));
     calls.push_back(h.call_msg(*tool, *args, from_recipient));
   }
-  auto call = b.rule(c.unique_rule("harmony-call"), calls.size() == 1 ? calls[0] : b.choice(calls));
+  auto call = b.rule(call_rule, calls.size() == 1 ? calls[0] : b.choice(calls));
   const bool parallel = c.parallel_calls();
   parser body;
   if (c.tool_required) {

@@ -25,21 +25,26 @@ analysis harmony() {
 TEST(dedicated_gpt_oss, channels_to_reasoning_and_content) {
   auto p = generate(harmony(), make_request(R"({"messages":[{"role":"user","content":"hi"}]})"));
   ASSERT_TRUE(p.has_value()) << p.error().to_string();
-  check_outputs(*p,
-                {
-                    {"<|channel|>final<|message|>Hi", "content='Hi'"},
-                    {"<|channel|>commentary<|message|>Hi", "content='Hi'"},
-                    {"<|channel|>analysis<|message|>hmm<|end|><|start|>assistant<|channel|>final<|"
-                     "message|>Hi",
-                     "reasoning='hmm' content='Hi'"},
-                    // A preamble addressed back to the assistant is skipped.
-                    {"<|channel|>commentary to=assistant<|channel|>analysis<|message|>hmm<|end|>",
-                     "reasoning='hmm'"},
-                    // Unfinished reasoning (the output was cut) is still reasoning.
-                    {"<|channel|>analysis<|message|>hm", "reasoning='hm'"},
-                    // Text that is no harmony message at all stays content.
-                    {"plain", "content='plain'"},
-                });
+  check_outputs(
+      *p, {
+              {"<|channel|>final<|message|>Hi", "content='Hi'"},
+              {"<|channel|>commentary<|message|>Hi", "content='Hi'"},
+              {"<|channel|>analysis<|message|>hmm<|end|><|start|>assistant<|channel|>final<|"
+               "message|>Hi",
+               "reasoning='hmm' content='Hi'"},
+              // A preamble addressed back to the assistant is skipped.
+              {"<|channel|>commentary to=assistant<|channel|>analysis<|message|>hmm<|end|>",
+               "reasoning='hmm'"},
+              // Unfinished reasoning (the output was cut) is still reasoning.
+              {"<|channel|>analysis<|message|>hm", "reasoning='hm'"},
+              // Text that is no harmony message at all stays content.
+              {"plain", "content='plain'"},
+              // A marker that starts no message is text; the messages before it stay
+              // as read (a stream has sent them).
+              {"<|channel|>final<|message|>Hi<|end|><|start|>", "content='Hi' content='<|start|>'",
+               false},
+              {"o<|call|>l<|start|>x", "content='o' content='l' content='<|start|>x'", false},
+          });
 }
 
 TEST(dedicated_gpt_oss, reasoning_format_none_keeps_the_analysis_message) {
@@ -87,6 +92,9 @@ TEST(dedicated_gpt_oss, function_calls_in_both_header_orders) {
            "<|start|>assistant to=functions.get_time<|channel|>commentary json<|message|>{}",
            "FAIL", false},
           {" to=functions.get_time<|channel|>commentary json<|message|>{tz: UTC}", "FAIL", false},
+          // A stray marker before a call is text; the call is still a call.
+          {"Hi<|end|><|start|> to=functions.get_time<|message|>{\"tz\": \"UTC\"}",
+           "content='Hi' content='<|start|>' " + call, false},
           // A call right after text is a call.
           {"Sure. to=functions.get_time<|message|>{\"tz\": \"UTC\"}", "content='Sure.' " + call},
       });
