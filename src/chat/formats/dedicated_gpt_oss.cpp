@@ -106,14 +106,14 @@ struct harmony {
            term();
   }
 
-  // A marker (or " to=") where no message the other readings take starts, and no call (`call`:
+  // A marker where no message the other readings take starts, and no call (`call`:
   // a parser of every offered call, or null): text up to the next message end or call, so a
   // stray marker leaves the messages before it as read (a stream has sent them) instead of
   // turning the whole output into content.
   parser stray_msg(const parser* call) {
     auto marker =
         b.choice({b.literal(m.channel), b.literal(m.start), b.literal(m.message), b.literal(m.end),
-                  b.literal(m.ret), b.literal(m.call), b.literal(m.constrain), b.literal(" to=")});
+                  b.literal(m.ret), b.literal(m.call), b.literal(m.constrain)});
     parser guard = b.eps();
     if (call != nullptr) guard = b.negate(*call);
     for (const std::string& opener : call_openers()) guard = guard + b.negate(b.literal(opener));
