@@ -441,8 +441,9 @@ TEST(Session, AStrayMarkerAfterStreamedTextKeepsWhatWasSent) {
   ASSERT_TRUE(req.has_value());
   auto p = chat::prepare(**t, *req);
   ASSERT_TRUE(p.has_value()) << p.error().to_string();
-  for (const std::string output : {"o[invoke]l[open]", "[chan]final[text]Hi[close][open]x",
-                                   "Hi[close][text]x[open]", "Hi[close] to=x[open]"}) {
+  for (const std::string output :
+       {"o[invoke]l[open]", "[chan]final[text]Hi[close][open]x", "Hi[close][text]x[open]",
+        "Hi[close] to=x[open]", "[chan]final[text]a[close] to=functions.zz[text]{}"}) {
     SCOPED_TRACE(output);
     auto reference = parse(*p, output);
     ASSERT_TRUE(reference.has_value()) << reference.error().to_string();

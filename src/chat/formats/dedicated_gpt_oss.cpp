@@ -96,28 +96,20 @@ struct harmony {
     return out;
   }
 
-  // Text outside any header (a continued final message written after "<|end|>"): content, up
-  // to a message end or a call to an offered function.
-  parser plain_msg() {
-    auto marker =
-        b.choice({b.literal(m.channel), b.literal(m.start), b.literal(m.message), b.literal(m.end),
-                  b.literal(m.ret), b.literal(m.call), b.literal(m.constrain)});
-    return b.negate(marker) + b.negate(b.literal(" to=")) + b.content(b.any() + answer_text()) +
-           term();
+  // Where no offered call starts (`call`: a parser of every offered call, or null) and no call
+  // opener: text never begins there, so a call that does not parse is not read as text.
+  parser no_call_here(const parser* call) {
+    parser guard = call != nullptr ? b.negate(*call) : b.eps();
+    for (const std::string& opener : call_openers()) guard = guard + b.negate(b.literal(opener));
+    return guard;
   }
 
-  // A marker where no message the other readings take starts, and no call (`call`:
-  // a parser of every offered call, or null): text up to the next message end or call, so a
-  // stray marker leaves the messages before it as read (a stream has sent them) instead of
-  // turning the whole output into content.
-  parser stray_msg(const parser* call) {
-    auto marker =
-        b.choice({b.literal(m.channel), b.literal(m.start), b.literal(m.message), b.literal(m.end),
-                  b.literal(m.ret), b.literal(m.call), b.literal(m.constrain)});
-    parser guard = b.eps();
-    if (call != nullptr) guard = b.negate(*call);
-    for (const std::string& opener : call_openers()) guard = guard + b.negate(b.literal(opener));
-    return guard + b.content(marker + answer_text()) + term();
+  // Text outside any message the other readings take (a continued final message written
+  // after "<|end|>", a marker or " to=" that starts no message): content, up to a message end
+  // or a call to an offered function. A stray marker then leaves the messages before it as
+  // read (a stream has sent them) instead of turning the whole output into content.
+  parser loose_text(const parser* call) {
+    return no_call_here(call) + b.content(b.any() + answer_text()) + term();
   }
 
   // A message to a recipient the request did not declare (container.exec, python, browser.*):
@@ -174,19 +166,19 @@ base::result<gen_result> build_gpt_oss(gen_context& c) {
     lead = b.optional(h.body_text() + h.term());
   }
 
-  // Every offered call, as the rule defined below (stray text never starts where one does).
+  // Every offered call, as the rule defined below (text never starts where one does).
   const bool with_calls = c.body == body_kind::tools && !c.tools.empty();
   const std::string call_rule = with_calls ? c.unique_rule("harmony-call") : std::string();
   const parser call_ref = with_calls ? b.ref(call_rule) : b.eps();
   const parser* guard = with_calls ? &call_ref : nullptr;
   std::vector<parser> others{h.reasoning_msg(), h.text_msg("final"), h.text_msg("commentary"),
                              h.builtin_msg()};
-  if (!c.for_gbnf) others.insert(others.end(), {h.plain_msg(), h.stray_msg(guard)});
+  if (!c.for_gbnf) others.push_back(h.loose_text(guard));
   if (c.body == body_kind::json_schema) {
     auto fin = h.json_final_msg();
     if (!fin) return fin.error();
     others = {h.reasoning_msg(), *fin, h.text_msg("commentary"), h.builtin_msg()};
-    if (!c.for_gbnf) others.insert(others.end(), {h.plain_msg(), h.stray_msg(nullptr)});
+    if (!c.for_gbnf) others.push_back(h.loose_text(nullptr));
     out.root = lead + b.zero_or_more(b.choice(others)) + c.ws() + b.end();
     return out;
   }

@@ -92,6 +92,9 @@ TEST(dedicated_gpt_oss, function_calls_in_both_header_orders) {
            "<|start|>assistant to=functions.get_time<|channel|>commentary json<|message|>{}",
            "FAIL", false},
           {" to=functions.get_time<|channel|>commentary json<|message|>{tz: UTC}", "FAIL", false},
+          // An undeclared function after a whole message: text, the message stays as read.
+          {"<|channel|>final<|message|>Hi<|end|> to=functions.get_date<|message|>{}",
+           "content='Hi' content=' to=functions.get_date<|message|>{}'", false},
           // A stray marker before a call is text; the call is still a call.
           {"Hi<|end|><|start|> to=functions.get_time<|message|>{\"tz\": \"UTC\"}",
            "content='Hi' content='<|start|>' " + call, false},
