@@ -208,10 +208,9 @@ base::result<gen_result> build_gpt_oss(gen_context& c) {
   } else {
     body = b.zero_or_more(other) + b.optional(call);
   }
+  // No whole-output fallback to content: loose_text reads any text where no call starts, and
+  // where one starts without parsing, content up to its opener would not reach the end either.
   out.root = lead + body + c.ws() + b.end();
-  if (!c.tool_required && !c.for_gbnf) {
-    out.root = b.choice({out.root, content_without_calls(c, h.call_openers())});
-  }
   if (!c.tool_required) {
     // Lazy GBNF from the trigger: " to=functions.NAME..." then, with parallel calls, more
     // messages.
